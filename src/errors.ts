@@ -1,0 +1,78 @@
+// The one error catalogue. Every error a caller can see is listed here with a
+// stable code, its HTTP status and its OpenAI-style `type`. The README lists the
+// same codes, and test/errors-catalogue.test.ts keeps the two in step.
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+export const ERRORS = {
+  unauthorized: { status: 401, type: 'authentication_error', message: 'Invalid, missing or revoked API key.' },
+  forbidden: { status: 403, type: 'permission_error', message: 'This API key may not manage its organisation.' },
+  not_found: { status: 404, type: 'invalid_request_error', message: 'No such object.' },
+  route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown path.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed on this path.' },
+  invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.' },
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The body is not valid JSON.' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'The body must be application/json.' },
+  body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist or is not activated for this organisation.' },
+  model_not_configured: { status: 409, type: 'invalid_request_error', message: 'The model\'s provider has no credential mounted.' },
+  no_model_available: { status: 422, type: 'invalid_request_error', message: 'No activated, configured model fits this request.' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error', message: 'The prompt plus max_tokens exceeds the model\'s context window.' },
+  route_target_invalid: { status: 409, type: 'invalid_request_error', message: 'A routing rule points at a model that cannot be used.' },
+  conflict: { status: 409, type: 'invalid_request_error', message: 'The object conflicts with an existing one.' },
+  embeddings_unsupported: { status: 400, type: 'invalid_request_error', message: 'This model\'s provider has no embeddings API.' },
+  tokenized_input_unsupported: { status: 400, type: 'invalid_request_error', message: 'Pre-tokenised input is not accepted; send text.' },
+  embeddings_incomplete: { status: 502, type: 'upstream_error', message: 'The upstream returned fewer embeddings than inputs.' },
+  prompt_blocked: { status: 400, type: 'invalid_request_error', message: 'The prompt was blocked by the prompt shield.' },
+  content_blocked: { status: 422, type: 'invalid_request_error', message: 'The model output was blocked by output moderation.' },
+  upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream provider failed.' },
+  upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream provider did not answer in time.' },
+  policy_unavailable: { status: 503, type: 'gateway_error', message: 'The policy engine could not scan this request; it was not sent.' },
+  gateway_error: { status: 500, type: 'gateway_error', message: 'Internal gateway error.' },
+  shutting_down: { status: 503, type: 'gateway_error', message: 'The gateway is shutting down.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  /** Upstream status, kept for traces when the error came from a provider. */
+  readonly upstreamStatus: number | undefined;
+
+  constructor(code: ErrorCode, message?: string, opts: { param?: string; upstreamStatus?: number; cause?: unknown } = {}) {
+    const spec: ErrorSpec = ERRORS[code];
+    super(message ?? spec.message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = spec.status;
+    this.type = spec.type;
+    this.param = opts.param ?? null;
+    this.upstreamStatus = opts.upstreamStatus;
+  }
+}
+
+/** Anything thrown that is not a GatewayError is a bug: it becomes a 500 without leaking internals. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('gateway_error', undefined, { cause: err });
+}
+
+/** The JSON body of every pre-stream error, in the shape the openai SDK reads. */
+export function errorBody(err: GatewayError, requestId: string): string {
+  return JSON.stringify({
+    error: { message: err.message, type: err.type, param: err.param, code: err.code },
+    request_id: requestId,
+  });
+}
+
+/** The terminal SSE event of section 6, for failures after the first chunk. */
+export function sseErrorEvent(code: ErrorCode, message: string, requestId: string): string {
+  return `event: error\ndata: ${JSON.stringify({ error: { code, message, type: 'gateway_error' }, request_id: requestId })}\n\n`;
+}
