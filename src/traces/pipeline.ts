@@ -1,0 +1,236 @@
+// The trace sink the request path calls, and the single background loop that
+// owns every write. record() only pushes onto an array; the loop turns the
+// array into COPY batches, falls back to the spool when Postgres fails, and
+// replays the spool once Postgres answers again.
+//
+// Durability: a row is safe once it is committed in Postgres or appended to
+// the spool. Until then it lives only in memory: a kill -9 loses at most the
+// buffer plus the batch being written, never a row already in the spool.
+import type pg from 'pg';
+import { performance } from 'node:perf_hooks';
+import { resolve } from 'node:path';
+import type { TraceRecord, TraceSink } from '../domain.js';
+import type { TraceSettings } from './config-schema.js';
+import { PartitionKeeper } from './partitions.js';
+import { isDuplicateError, writeBatch } from './pg-writer.js';
+import { Spool } from './spool.js';
+import { replaySegment, type ReplayProgress } from './spool-replay.js';
+import { TraceCounters, type TraceLogger, type TraceMetrics } from './metrics.js';
+
+export interface TracePipelineOptions {
+  pool: pg.Pool;
+  settings: TraceSettings;
+  /** The gateway's data directory; the spool lives at settings.spool_dir under it. One per instance. */
+  dataDir: string;
+  logger?: TraceLogger;
+}
+
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+const MAINTENANCE_MS = 3_600_000;
+
+export class TracePipeline implements TraceSink {
+  private buf: TraceRecord[] = [];
+  private oldestAt = 0;
+  /** Full buffers waiting for the loop to move them to the spool. */
+  private readonly spill: TraceRecord[][] = [];
+  private state: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
+  private loop: Promise<void> | undefined;
+  private wakeFn: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private maintenance: NodeJS.Timeout | undefined;
+  private downUntil = 0;
+  private backoff = 0;
+  private spoolPending: boolean;
+  private readonly progress = new Map<string, ReplayProgress>();
+  private readonly c = new TraceCounters();
+  private readonly spool: Spool;
+  private readonly partitions = new PartitionKeeper();
+  private readonly pool: pg.Pool;
+  private readonly s: TraceSettings;
+  private readonly log: TraceLogger | undefined;
+
+  constructor(opts: TracePipelineOptions) {
+    this.pool = opts.pool;
+    this.s = opts.settings;
+    this.log = opts.logger;
+    this.spool = new Spool(resolve(opts.dataDir, opts.settings.spool_dir), opts.settings.spool_fsync, opts.settings.spool_fsync_interval_ms);
+    this.spoolPending = this.spool.sealedSegments().length > 0;
+  }
+
+  /** Never awaits, never throws: a push, and at most a wake-up of the loop. */
+  record(trace: TraceRecord): void {
+    if (!trace.organization_id) { this.c.unattributed++; return; }
+    if (this.state === 'closed') { this.recordAfterClose(trace); return; }
+    const b = this.buf;
+    if (b.push(trace) === 1) { this.oldestAt = performance.now(); this.wake(); }
+    if (b.length >= this.s.buffer_capacity) {
+      this.spill.push(b);
+      this.buf = [];
+      this.wake();
+    } else if (b.length === this.s.batch_size) this.wake();
+  }
+
+  get metrics(): TraceMetrics {
+    let spilled = 0;
+    for (const s of this.spill) spilled += s.length;
+    return this.c.snapshot(this.buf.length + spilled, Date.now() >= this.downUntil);
+  }
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    this.loop = this.run();
+    const maintain = (): void => {
+      this.partitions.maintain(this.pool, this.s.retention_days)
+        .then((dropped) => { if (dropped > 0) this.log?.info({ dropped }, 'trace partitions past retention dropped'); })
+        .catch((err: unknown) => this.log?.warn({ err }, 'trace partition maintenance failed; will retry'));
+    };
+    maintain();
+    this.maintenance = setInterval(maintain, MAINTENANCE_MS);
+    this.maintenance.unref();
+  }
+
+  /**
+   * Flushes the buffer and replays the spool, then returns. Rows Postgres
+   * cannot take now stay in the spool for the next start: nothing is dropped.
+   */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    if (this.state === 'idle') this.start();
+    this.state = 'closing';
+    this.downUntil = 0;
+    clearInterval(this.maintenance);
+    this.wake();
+    await this.loop;
+    await this.spool.close();
+    this.state = 'closed';
+  }
+
+  private recordAfterClose(trace: TraceRecord): void {
+    try {
+      this.spool.appendSync([trace]);
+      this.c.rowsSpooled++;
+    } catch (err) {
+      this.c.rowsLost++;
+      this.log?.error({ err, request_id: trace.request_id }, 'trace recorded after close could not be spooled');
+    }
+  }
+
+  private wake(): void {
+    const w = this.wakeFn;
+    if (!w) return;
+    this.wakeFn = undefined;
+    clearTimeout(this.timer);
+    w();
+  }
+
+  private pgUp(): boolean {
+    return Date.now() >= this.downUntil;
+  }
+
+  private async run(): Promise<void> {
+    for (;;) {
+      const spilled = this.spill.shift();
+      if (spilled) { await this.toSpool(spilled); continue; }
+      const closing = this.state === 'closing';
+      const n = this.buf.length;
+      if (n > 0 && (closing || n >= this.s.batch_size || performance.now() - this.oldestAt >= this.s.batch_age_ms)) {
+        await this.flush(this.takeBatch());
+        continue;
+      }
+      if (this.spoolPending && this.pgUp() && await this.replayNext()) continue;
+      if (closing) return;
+      await this.idle();
+    }
+  }
+
+  private takeBatch(): TraceRecord[] {
+    const b = this.buf;
+    if (b.length <= this.s.batch_size) {
+      this.buf = [];
+      return b;
+    }
+    this.oldestAt = performance.now();
+    return b.splice(0, this.s.batch_size);
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((res) => {
+      this.wakeFn = res;
+      let delay: number | undefined;
+      if (this.buf.length > 0) delay = Math.max(0, this.oldestAt + this.s.batch_age_ms - performance.now());
+      else if (this.spoolPending) delay = Math.max(0, this.downUntil - Date.now());
+      if (delay !== undefined) this.timer = setTimeout(() => this.wake(), delay);
+    });
+  }
+
+  private async flush(batch: TraceRecord[]): Promise<void> {
+    if (!this.pgUp()) { await this.toSpool(batch); return; }
+    try {
+      await writeBatch(this.pool, this.partitions, batch, false);
+      this.c.rowsWritten += batch.length;
+      this.markUp();
+      return;
+    } catch (err) {
+      if (!isDuplicateError(err)) { this.markDown(err); await this.toSpool(batch); return; }
+    }
+    // A request_id already stored (a retried record): keep the new rows, skip the old.
+    try {
+      const { inserted } = await writeBatch(this.pool, this.partitions, batch, true);
+      this.c.rowsWritten += inserted;
+      this.c.duplicatesSkipped += batch.length - inserted;
+      this.markUp();
+    } catch (err) {
+      this.markDown(err);
+      await this.toSpool(batch);
+    }
+  }
+
+  private async toSpool(batch: TraceRecord[]): Promise<void> {
+    try {
+      await this.spool.append(batch);
+      this.c.rowsSpooled += batch.length;
+      this.spoolPending = true;
+    } catch (err) {
+      // The disk refused too: hold the batch in memory and retry, rather than drop it.
+      this.c.spoolErrors++;
+      this.log?.error({ err, rows: batch.length }, 'trace spool append failed; retrying');
+      this.spill.unshift(batch);
+      await new Promise((r) => setTimeout(r, BACKOFF_MAX_MS / 5));
+    }
+  }
+
+  /** Replays the oldest spool segment. False when there was nothing to replay or Postgres failed. */
+  private async replayNext(): Promise<boolean> {
+    if (this.spool.hasActiveData()) await this.spool.seal();
+    const path = this.spool.sealedSegments()[0];
+    if (!path) { this.spoolPending = false; return false; }
+    const progress = this.progress.get(path) ?? { done: 0, badReported: false };
+    this.progress.set(path, progress);
+    try {
+      await replaySegment(this.spool, this.pool, this.partitions, path, progress, {
+        onBatch: (inserted, duplicates) => { this.c.rowsReplayed += inserted; this.c.duplicatesSkipped += duplicates; },
+        onBad: (bad) => { this.c.badSpoolRecords++; this.log?.error(bad, 'unreadable trace spool record skipped'); },
+      });
+      this.progress.delete(path);
+      this.markUp();
+      return true;
+    } catch (err) {
+      this.markDown(err);
+      return false;
+    }
+  }
+
+  private markDown(err: unknown): void {
+    this.c.writeFailures++;
+    if (this.backoff === 0) this.log?.warn({ err }, 'trace writes to Postgres failing; spooling to disk');
+    this.backoff = Math.min(BACKOFF_MAX_MS, this.backoff === 0 ? BACKOFF_MIN_MS : this.backoff * 2);
+    this.downUntil = Date.now() + this.backoff;
+  }
+
+  private markUp(): void {
+    if (this.backoff !== 0) this.log?.info({}, 'trace writes to Postgres recovered');
+    this.backoff = 0;
+  }
+}

@@ -1,0 +1,107 @@
+// Reads for the Traces API (spec 4.4): one organisation's traces, newest
+// first, paged by a request_id cursor. Every query is scoped by organisation,
+// so another organisation's request_id reads as absent (404), never as 403.
+import type pg from 'pg';
+import { GatewayError } from '../errors.js';
+
+/** Section 2.3, exactly; `payload_url` only when a payload was archived. */
+export interface TraceView {
+  request_id: string;
+  organization_id: string;
+  api_key_id: string;
+  provider: string | null;
+  model: string | null;
+  requested_model: string | null;
+  route_reason: string | null;
+  latency_ms: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  status_code: number;
+  redactions: number;
+  streamed: boolean;
+  ttfb_ms: number | null;
+  stream_aborted: boolean;
+  disclosed_bytes: number;
+  payload_url?: string;
+}
+
+/** Values as they come off the query string (strings) or from code (numbers). */
+export interface ListTracesQuery {
+  limit?: string | number | undefined;
+  startingAfter?: string | undefined;
+  status?: string | number | undefined;
+  provider?: string | undefined;
+}
+
+export interface TraceReadOptions {
+  /** Mints a fresh signed payload URL; without it, payload_url is never set. */
+  mintUrl?: (requestId: string) => string;
+}
+
+export const LIMIT_DEFAULT = 50;
+export const LIMIT_MAX = 200;
+const MAX_ID_LENGTH = 256;
+
+const VIEW_COLUMNS = `request_id, organization_id, api_key_id, provider, model, requested_model, route_reason,
+  latency_ms, prompt_tokens, completion_tokens, total_tokens, cost_usd, status_code, redactions, streamed,
+  ttfb_ms, stream_aborted, disclosed_bytes, has_payload`;
+
+type Row = Omit<TraceView, 'payload_url'> & { has_payload: boolean };
+
+function toView(row: Row, opts: TraceReadOptions): TraceView {
+  const { has_payload, ...view } = row;
+  return has_payload && opts.mintUrl ? { ...view, payload_url: opts.mintUrl(row.request_id) } : view;
+}
+
+function intParam(value: string | number | undefined, param: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = typeof value === 'number' ? value : /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new GatewayError('invalid_request', `${param} must be an integer from ${min} to ${max}.`, { param });
+  }
+  return n;
+}
+
+function stringParam(value: string | undefined, param: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
+    throw new GatewayError('invalid_request', `${param} must be a non-empty string of at most ${MAX_ID_LENGTH} characters.`, { param });
+  }
+  return value;
+}
+
+export async function listTraces(
+  pool: pg.Pool, orgId: string, query: ListTracesQuery, opts: TraceReadOptions = {},
+): Promise<{ data: TraceView[]; has_more: boolean }> {
+  const limit = intParam(query.limit, 'limit', 1, LIMIT_MAX) ?? LIMIT_DEFAULT;
+  const status = intParam(query.status, 'status', 100, 599);
+  const provider = stringParam(query.provider, 'provider');
+  const cursor = stringParam(query.startingAfter, 'starting_after');
+
+  const args: unknown[] = [orgId];
+  let where = 'organization_id = $1';
+  if (status !== undefined) where += ` AND status_code = $${args.push(status)}`;
+  if (provider !== undefined) where += ` AND provider = $${args.push(provider)}`;
+  if (cursor !== undefined) {
+    const at = await pool.query<{ created_at: Date }>(
+      'SELECT created_at FROM traces WHERE organization_id = $1 AND request_id = $2 LIMIT 1', [orgId, cursor]);
+    const row = at.rows[0];
+    if (!row) throw new GatewayError('invalid_request', 'starting_after is not a trace of this organisation.', { param: 'starting_after' });
+    where += ` AND (created_at, request_id) < ($${args.push(row.created_at)}, $${args.push(cursor)})`;
+  }
+  const res = await pool.query<Row>(
+    `SELECT ${VIEW_COLUMNS} FROM traces WHERE ${where} ORDER BY created_at DESC, request_id DESC LIMIT ${limit + 1}`, args);
+  const rows = res.rows.slice(0, limit);
+  return { data: rows.map((r) => toView(r, opts)), has_more: res.rows.length > limit };
+}
+
+/** Undefined when the trace does not exist or belongs to another organisation: both are 404. */
+export async function getTrace(pool: pg.Pool, orgId: string, requestId: string, opts: TraceReadOptions = {}): Promise<TraceView | undefined> {
+  if (requestId.length === 0 || requestId.length > MAX_ID_LENGTH) return undefined;
+  const res = await pool.query<Row>(
+    `SELECT ${VIEW_COLUMNS} FROM traces WHERE organization_id = $1 AND request_id = $2 LIMIT 1`, [orgId, requestId]);
+  const row = res.rows[0];
+  return row ? toView(row, opts) : undefined;
+}

