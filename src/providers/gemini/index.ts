@@ -1,0 +1,18 @@
+// Google Gemini API (generativelanguage.googleapis.com). Serves both provider
+// names of the catalogue: `gemini` for chat and `google` for embeddings, which
+// share one credential since one API key is valid for both.
+import type { ProviderAdapter } from '../../domain.js';
+import { chatRequest, embeddingsRequest } from './request.js';
+import { chatResponse, embeddingsResponse } from './response.js';
+import { streamTranslator } from './stream.js';
+import { errorMessage } from './errors.js';
+
+export const gemini: ProviderAdapter = {
+  kind: 'gemini',
+  chatRequest,
+  chatResponse,
+  streamTranslator,
+  errorMessage,
+  embeddingsRequest,
+  embeddingsResponse,
+};

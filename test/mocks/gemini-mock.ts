@@ -1,0 +1,124 @@
+// A mock Gemini API: POST {base}/models/{model}:generateContent,
+// :streamGenerateContent?alt=sse, :embedContent and :batchEmbedContents.
+// Chat echoes the last user turn with one token per word; embeddings are
+// deterministic per text, and exact in float32 so both encodings compare equal.
+import type { ServerResponse } from 'node:http';
+import { startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
+
+export const GEMINI_MOCK_KEY = 'gemini-mock-key';
+
+/** Vector size when the request sets no outputDimensionality (the real models use 768 or 3072). */
+export const GEMINI_MOCK_DIMENSIONS = 8;
+
+export interface GeminiMockUpstream extends MockUpstream {
+  /** Vectors left off the end of every embeddings answer, to provoke `embeddings_incomplete`. */
+  missingEmbeddings: number;
+}
+
+const words = (s: string) => (s.match(/\S+/g) ?? []).length;
+const textOf = (content: any): string =>
+  Array.isArray(content?.parts) ? content.parts.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+
+function fail(res: ServerResponse, code: number, status: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { code, message, status } }));
+}
+
+/** k/1024 with |k| ≤ 1000: exactly representable in float32 and short in JSON. */
+export function mockVector(text: string, dims: number): number[] {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+  return Array.from({ length: dims }, (_, j) => (((h + j * 7919) % 2001) - 1000) / 1024);
+}
+
+function embedding(req: any): { values: number[] } {
+  return { values: mockVector(textOf(req?.content), req?.outputDimensionality ?? GEMINI_MOCK_DIMENSIONS) };
+}
+
+async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstream, stream: boolean): Promise<void> {
+  const body = req.body;
+  if (!Array.isArray(body?.contents) || body.contents.length === 0) { fail(res, 400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified'); return; }
+  if (body.contents.some((c: any) => c?.role !== 'user' && c?.role !== 'model')) { fail(res, 400, 'INVALID_ARGUMENT', 'Please use a valid role: user, model.'); return; }
+  if (stream && !/[?&]alt=sse(&|$)/.test(req.url)) { fail(res, 400, 'INVALID_ARGUMENT', 'This mock streams only with alt=sse.'); return; }
+
+  const lastUser = [...body.contents].reverse().find((c: any) => c.role === 'user');
+  const reply = splitWords(textOf(lastUser), mock.chunks);
+  const max = body.generationConfig?.maxOutputTokens;
+  const limited = typeof max === 'number' && reply.length > max;
+  const pieces = limited ? reply.slice(0, max) : reply;
+  const prompt = words(textOf(body.systemInstruction)) + body.contents.reduce((n: number, c: any) => n + words(textOf(c)), 0);
+  const finishReason = limited ? 'MAX_TOKENS' : 'STOP';
+  const usage = (done: number) => ({ promptTokenCount: prompt, candidatesTokenCount: done, totalTokenCount: prompt + done });
+  const candidate = (text: string, finish?: string) => ({ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 });
+  const model = req.url.match(/models\/([^:/?]+):/)?.[1];
+
+  if (!stream) {
+    if (mock.fault === 'drop-mid-stream') { res.destroy(); return; }
+    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ candidates: [candidate(pieces.join(''), finishReason)], usageMetadata: usage(words(pieces.join(''))), modelVersion: model }));
+    return;
+  }
+
+  // Gemini's SSE framing uses CRLF; every chunk repeats the cumulative usage, the last one adds finishReason.
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\r\n\r\n`);
+  const faultAt = Math.min(2, pieces.length - 1);
+  let done = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    if (i === faultAt && mock.fault === 'drop-mid-stream') {
+      // Let the chunks already written reach the client: destroying in the same tick discards them.
+      await sleep(10);
+      res.destroy();
+      return;
+    }
+    if (i === faultAt && mock.fault === 'error-event-mid-stream') {
+      send({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } });
+      res.end();
+      return;
+    }
+    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
+    done += words(pieces[i]!);
+    const last = i === pieces.length - 1;
+    send({ candidates: [candidate(pieces[i]!, last ? finishReason : undefined)], usageMetadata: usage(done), modelVersion: model });
+  }
+  res.end();
+}
+
+function embed(req: RecordedRequest, res: ServerResponse, mock: GeminiMockUpstream, batch: boolean): void {
+  const body = req.body;
+  let answer: unknown;
+  if (batch) {
+    if (!Array.isArray(body?.requests)) { fail(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: requests is not specified'); return; }
+    if (body.requests.length > 100) { fail(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch'); return; }
+    const vectors = body.requests.map(embedding);
+    answer = { embeddings: vectors.slice(0, Math.max(0, vectors.length - mock.missingEmbeddings)) };
+  } else {
+    answer = mock.missingEmbeddings > 0 ? {} : { embedding: embedding(body) };
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(answer));
+}
+
+async function handle(req: RecordedRequest, res: ServerResponse, mock: GeminiMockUpstream, apiKey: string): Promise<void> {
+  const method = req.method === 'POST' ? req.url.match(/\/models\/[^:/?]+:(\w+)/)?.[1] : undefined;
+  if (!method) { fail(res, 404, 'NOT_FOUND', 'Not found'); return; }
+  // The real API answers a bad key with 400 INVALID_ARGUMENT and a missing one with 403; the mock uses 401 so auth failures are unmistakable.
+  if (req.headers['x-goog-api-key'] !== apiKey) { fail(res, 401, 'UNAUTHENTICATED', 'API key not valid. Please pass a valid API key.'); return; }
+  if (mock.fault === 'error-before-first-byte') { fail(res, 500, 'INTERNAL', 'An internal error has occurred.'); return; }
+  switch (method) {
+    case 'generateContent': return chat(req, res, mock, false);
+    case 'streamGenerateContent': return chat(req, res, mock, true);
+    case 'embedContent': return embed(req, res, mock, false);
+    case 'batchEmbedContents': return embed(req, res, mock, true);
+    default: fail(res, 404, 'NOT_FOUND', `Method ${method} not found.`);
+  }
+}
+
+/** Serve with base URL `${mock.url}/v1beta`; any prefix before `/models/` is accepted. */
+export async function startGeminiMock(opts: { apiKey?: string } = {}): Promise<GeminiMockUpstream> {
+  const apiKey = opts.apiKey ?? GEMINI_MOCK_KEY;
+  // The server hands each request the very object returned here, so the cast is sound.
+  const base = await startMockServer((req, res, mock) => handle(req, res, mock as GeminiMockUpstream, apiKey));
+  return Object.assign(base, { missingEmbeddings: 0 });
+}
