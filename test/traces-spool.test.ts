@@ -1,0 +1,142 @@
+// The disk spool: framing, corruption handling, replay into Postgres without
+// duplicates, buffer overflow spilling, and writes while Postgres is absent.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
+import { applyTraceMigration, countRows, sampleTrace, traceSettings, waitFor } from './helpers/trace-fixtures.js';
+import { TracePipeline } from '../src/traces/pipeline.js';
+import { Spool, decodeSegment, encodeRecord } from '../src/traces/spool.js';
+import type { TraceLogger } from '../src/traces/metrics.js';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sluice-spool-'));
+  dirs.push(d);
+  return d;
+}
+
+function batch(org: string, n: number): ReturnType<typeof sampleTrace>[] {
+  return Array.from({ length: n }, () => sampleTrace({ organization_id: org }));
+}
+
+function capturingLogger(): TraceLogger & { errors: object[] } {
+  const errors: object[] = [];
+  return { errors, info: () => {}, warn: () => {}, error: (obj) => { errors.push(obj); } };
+}
+
+before(async () => {
+  db = await createTestDatabase();
+  await applyTraceMigration(db.url);
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+});
+
+after(async () => {
+  await pool.end();
+  await db.drop();
+  await stopTestPostgres();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test('records decode in order; a corrupt middle record is skipped, later ones kept', () => {
+  const a = batch('o', 2); const b = batch('o', 3); const c = batch('o', 1);
+  const bad = encodeRecord(b);
+  bad.writeUInt8((bad.at(-1) ?? 0) ^ 0xff, bad.length - 1);
+  const seg = decodeSegment('seg', Buffer.concat([encodeRecord(a), bad, encodeRecord(c)]));
+  assert.deepEqual(seg.batches.map((x) => x.map((t) => t.request_id)), [a, c].map((x) => x.map((t) => t.request_id)));
+  assert.deepEqual(seg.bad.map((x) => x.reason), ['checksum mismatch']);
+});
+
+test('a truncated last record: replay keeps the good records and reports the bad one', async () => {
+  const dataDir = tempDir();
+  const spoolDir = join(dataDir, 'trace-spool');
+  const spool = new Spool(spoolDir, 'always', 1000);
+  const good = [batch('org_trunc', 4), batch('org_trunc', 6)];
+  for (const g of good) await spool.append(g);
+  await spool.append(batch('org_trunc', 5));
+  await spool.close();
+  const [file] = readdirSync(spoolDir);
+  assert.ok(file);
+  const path = join(spoolDir, file);
+  truncateSync(path, readFileSync(path).length - 7);
+
+  const logger = capturingLogger();
+  const p = new TracePipeline({ pool, settings: traceSettings(), dataDir, logger });
+  p.start();
+  await p.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_trunc']), { rows: 10, distinct: 10 });
+  assert.equal(p.metrics.rowsReplayed, 10);
+  assert.equal(p.metrics.badSpoolRecords, 1);
+  assert.equal(logger.errors.length, 1);
+  assert.match(JSON.stringify(logger.errors[0]), /truncated record/);
+  assert.deepEqual(readdirSync(spoolDir), [], 'the replayed segment is deleted');
+});
+
+test('replaying a segment twice (crash before delete) writes no duplicates', async () => {
+  const dataDir = tempDir();
+  const spoolDir = join(dataDir, 'trace-spool');
+  const spool = new Spool(spoolDir, 'never', 1000);
+  await spool.append(batch('org_twice', 8));
+  await spool.close();
+  const [file] = readdirSync(spoolDir);
+  const copy = readFileSync(join(spoolDir, file ?? ''));
+  for (let round = 0; round < 2; round++) {
+    writeFileSync(join(spoolDir, file ?? ''), copy);
+    const p = new TracePipeline({ pool, settings: traceSettings(), dataDir });
+    await p.close();
+    assert.equal(p.metrics.rowsReplayed + p.metrics.duplicatesSkipped, 8);
+  }
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_twice']), { rows: 8, distinct: 8 });
+});
+
+test('a full buffer spills to the spool instead of dropping or blocking', async () => {
+  const dataDir = tempDir();
+  const p = new TracePipeline({ pool, settings: traceSettings({ buffer_capacity: 100, batch_size: 1000, batch_age_ms: 60_000 }), dataDir });
+  p.start();
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < 1050; i++) p.record(sampleTrace({ organization_id: 'org_spill' }));
+  assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'record() never waits on I/O');
+  await waitFor(() => p.metrics.rowsSpooled === 1000, 5000, 'ten full buffers spooled');
+  await p.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_spill']), { rows: 1050, distinct: 1050 });
+  assert.equal(p.metrics.rowsWritten + p.metrics.rowsReplayed, 1050);
+});
+
+test('with Postgres unreachable, close() leaves everything in the spool for the next start', async () => {
+  const dataDir = tempDir();
+  const dead = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
+  const p = new TracePipeline({ pool: dead, settings: traceSettings({ batch_age_ms: 10 }), dataDir });
+  p.start();
+  for (let i = 0; i < 30; i++) p.record(sampleTrace({ organization_id: 'org_later' }));
+  await p.close();
+  await dead.end();
+  assert.equal(p.metrics.rowsSpooled, 30);
+  // A record after close still lands in the spool.
+  p.record(sampleTrace({ organization_id: 'org_later' }));
+  assert.equal(p.metrics.rowsSpooled, 31);
+
+  const next = new TracePipeline({ pool, settings: traceSettings(), dataDir });
+  next.start();
+  await next.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_later']), { rows: 31, distinct: 31 });
+});
+
+test('garbage appended to a segment is reported, and the records before it survive', async () => {
+  const dataDir = tempDir();
+  const spoolDir = join(dataDir, 'trace-spool');
+  const spool = new Spool(spoolDir, 'never', 1000);
+  await spool.append(batch('org_garbage', 3));
+  await spool.close();
+  const [file] = readdirSync(spoolDir);
+  appendFileSync(join(spoolDir, file ?? ''), Buffer.from([0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
+  const p = new TracePipeline({ pool, settings: traceSettings(), dataDir });
+  await p.close();
+  assert.equal(p.metrics.badSpoolRecords, 1);
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_garbage'])).rows, 3);
+});
