@@ -1,0 +1,44 @@
+// The embeddings answer, whatever the upstream: the gateway always asks for
+// float vectors and encodes base64 itself, so both encodings carry the same
+// float32 values, and a short batch fails the whole call.
+import { GatewayError } from '../errors.js';
+
+// OpenAI's base64 is the little-endian bytes of a float32 array. Typed arrays use
+// the machine's byte order, so a big-endian host swaps before encoding.
+const BIG_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 0;
+
+/** Base64 of the vector as little-endian float32, exactly as OpenAI's `encoding_format: "base64"`. */
+export function encodeBase64(vector: readonly number[]): string {
+  const f32 = Float32Array.from(vector);
+  const bytes = Buffer.from(f32.buffer, f32.byteOffset, f32.byteLength);
+  if (BIG_ENDIAN) bytes.swap32();
+  return bytes.toString('base64');
+}
+
+/** The inverse of encodeBase64, for clients and tests. */
+export function decodeBase64(b64: string): Float32Array {
+  const bytes = Buffer.from(b64, 'base64');
+  if (BIG_ENDIAN) bytes.swap32();
+  // Copy into a fresh, aligned buffer: Buffer.from may hand back a slice of a shared pool at any offset.
+  const out = new Float32Array(bytes.byteLength / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
+
+/** No partial result (spec 4.2 rule 2): anything but one vector per input fails the call. */
+export function expectOneVectorPerInput(vectors: readonly unknown[], inputs: number): void {
+  if (vectors.length !== inputs) {
+    throw new GatewayError('embeddings_incomplete', `The upstream returned ${vectors.length} embeddings for ${inputs} inputs.`);
+  }
+}
+
+export interface EmbeddingItem {
+  object: 'embedding';
+  index: number;
+  embedding: number[] | string;
+}
+
+/** The OpenAI `data` array, in input order, in the encoding the caller asked for. */
+export function embeddingItems(vectors: readonly number[][], format: 'float' | 'base64'): EmbeddingItem[] {
+  return vectors.map((v, index) => ({ object: 'embedding', index, embedding: format === 'base64' ? encodeBase64(v) : v }));
+}
