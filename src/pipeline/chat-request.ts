@@ -1,0 +1,59 @@
+// Validates a chat-completions body. Known fields get their types checked; any
+// other field is kept in `raw` and passed through to OpenAI-compatible upstreams
+// untouched (tools, response_format, ...), since the caller's SDK sent it on purpose.
+import { z } from 'zod';
+import type { ChatRequest } from '../domain.js';
+import { GatewayError } from '../errors.js';
+
+const part = z.looseObject({ type: z.string(), text: z.string().optional() });
+const message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: z.union([z.string(), z.array(part), z.null()]).optional(),
+});
+
+const chatBody = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(message).min(1),
+  stream: z.boolean().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
+  presence_penalty: z.number().min(-2).max(2).optional(),
+  frequency_penalty: z.number().min(-2).max(2).optional(),
+  seed: z.number().int().optional(),
+  user: z.string().optional(),
+  // One choice per request: traces, moderation and the gateway block describe a single output.
+  n: z.literal(1).optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
+});
+
+/** Turns the first schema issue into a 400 that names the field. */
+export function invalidFromZod(error: z.ZodError): GatewayError {
+  const issue = error.issues[0]!;
+  const param = issue.path.join('.');
+  return new GatewayError('invalid_request', `${param || 'body'}: ${issue.message}`, { param });
+}
+
+export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
+  const r = chatBody.safeParse(body);
+  if (!r.success) throw invalidFromZod(r.error);
+  const d = r.data;
+  const req: ChatRequest = {
+    model: d.model,
+    messages: d.messages as ChatRequest['messages'],
+    stream: d.stream === true,
+    raw: body,
+  };
+  if (d.temperature !== undefined) req.temperature = d.temperature;
+  if (d.top_p !== undefined) req.top_p = d.top_p;
+  const maxTokens = d.max_completion_tokens ?? d.max_tokens;
+  if (maxTokens !== undefined) req.max_tokens = maxTokens;
+  if (d.stop !== undefined) req.stop = d.stop;
+  if (d.presence_penalty !== undefined) req.presence_penalty = d.presence_penalty;
+  if (d.frequency_penalty !== undefined) req.frequency_penalty = d.frequency_penalty;
+  if (d.seed !== undefined) req.seed = d.seed;
+  if (d.user !== undefined) req.user = d.user;
+  return req;
+}

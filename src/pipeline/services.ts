@@ -1,0 +1,45 @@
+// Everything a request stage may use, built once by app.ts.
+import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Config } from '../config/load-config.js';
+import type { Credentials } from '../config/credentials.js';
+import type { ModelEntry, TraceSink, UpstreamTarget } from '../domain.js';
+import type { PolicyEngine } from '../policy/types.js';
+import type { OrgCatalogue } from '../routing/org-catalogue.js';
+import type { RuleMatcher } from '../routing/resolve-chat.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { GatewayRequest } from '../http/types.js';
+import type { RequestContext } from './request-context.js';
+import type { Metrics } from '../metrics.js';
+
+export interface Services {
+  config: Config;
+  credentials: Credentials;
+  catalogues: ReadonlyMap<string, OrgCatalogue>;
+  auth: Authenticator;
+  upstream: Upstream;
+  rules: RuleMatcher;
+  policy: PolicyEngine | undefined;
+  traces: TraceSink;
+  log: Logger;
+  metrics: Metrics;
+}
+
+const EMPTY_CATALOGUE: OrgCatalogue = Object.freeze({ orgId: '', chat: [], byId: new Map(), byAlias: new Map(), autoPreference: undefined });
+
+export function catalogueFor(svc: Services, orgId: string): OrgCatalogue {
+  return svc.catalogues.get(orgId) ?? { ...EMPTY_CATALOGUE, orgId };
+}
+
+/** The authenticate stage: synchronous on a cache hit, awaited only on a miss. */
+export async function authenticate(svc: Services, ctx: RequestContext, req: GatewayRequest): Promise<void> {
+  const k = svc.auth.authenticate(req.headers.authorization);
+  ctx.key = k instanceof Promise ? await k : k;
+}
+
+export function targetFor(svc: Services, entry: ModelEntry): UpstreamTarget {
+  const p = svc.config.providers.get(entry.provider)!;
+  return { provider: entry.provider, kind: p.kind, baseUrl: p.base_url ?? '', model: entry.id, apiKey: svc.credentials.get(entry.provider) };
+}
+
+export const headerIsTrue = (v: string | undefined): boolean => v !== undefined && v.toLowerCase() === 'true';

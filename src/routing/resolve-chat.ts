@@ -1,0 +1,67 @@
+// Turns the caller's `model` into one upstream model. Order: an explicit
+// activated model id goes straight to its provider (rules never apply to it);
+// then the organisation's routing rules, highest priority first; then the
+// catalogue's default aliases and `auto`.
+import type { ModelEntry } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import { pickAuto, type Candidate } from './auto-picker.js';
+import type { OrgCatalogue } from './org-catalogue.js';
+
+/** A compiled rule as the hot path reads it. */
+export interface RuleTarget {
+  name: string;
+  kind: 'pin' | 'auto';
+  provider?: string;
+  model?: string;
+}
+
+/** Returns the first enabled rule matching `requestedModel` for the organisation, if any. */
+export type RuleMatcher = (orgId: string, requestedModel: string) => RuleTarget | undefined;
+
+export interface Resolution {
+  entry: ModelEntry;
+  route_reason: string;
+  /** What `auto` considered; empty for other resolutions. */
+  candidates: Candidate[];
+}
+
+export interface ResolveInput {
+  model: string;
+  promptTokens: number;
+  maxTokens: number | undefined;
+}
+
+export function resolveChat(
+  cat: OrgCatalogue,
+  input: ResolveInput,
+  isConfigured: (provider: string) => boolean,
+  matchRule: RuleMatcher,
+): Resolution {
+  const explicit = cat.byId.get(input.model)?.filter((e) => e.type === 'chat');
+  if (explicit?.length) return { entry: firstConfigured(explicit, isConfigured, input.model), route_reason: 'default', candidates: [] };
+
+  const rule = matchRule(cat.orgId, input.model);
+  if (rule) {
+    const reason = `rule:${rule.name}`;
+    if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason };
+    const entry = cat.byId.get(rule.model!)?.find((e) => e.provider === rule.provider && e.type === 'chat');
+    if (!entry) {
+      throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, which this organisation has not activated.`);
+    }
+    if (!isConfigured(entry.provider)) {
+      throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, whose provider has no credential mounted.`);
+    }
+    return { entry, route_reason: reason, candidates: [] };
+  }
+
+  if (input.model === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: 'default' };
+  const aliased = cat.byAlias.get(input.model);
+  if (aliased?.length) return { entry: firstConfigured(aliased, isConfigured, input.model), route_reason: 'default', candidates: [] };
+  throw new GatewayError('model_not_found', `The model "${input.model}" does not exist or is not activated for this organisation.`, { param: 'model' });
+}
+
+function firstConfigured(entries: readonly ModelEntry[], isConfigured: (p: string) => boolean, requested: string): ModelEntry {
+  const entry = entries.find((e) => isConfigured(e.provider));
+  if (!entry) throw new GatewayError('model_not_configured', `The provider of "${requested}" (${entries[0]!.provider}) has no credential mounted.`, { param: 'model' });
+  return entry;
+}

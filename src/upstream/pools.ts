@@ -1,0 +1,37 @@
+// One undici Pool per upstream origin, created on first use and kept alive, so
+// that every call after the first reuses a warm connection.
+import { Pool } from 'undici';
+
+export interface PoolOptions {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  connections: number;
+}
+
+export class UpstreamPools {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly opts: PoolOptions) {}
+
+  get(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: this.opts.connections,
+        connect: { timeout: this.opts.connectTimeoutMs },
+        headersTimeout: this.opts.headersTimeoutMs,
+        bodyTimeout: this.opts.bodyTimeoutMs,
+        keepAliveTimeout: 30_000,
+        pipelining: 1,
+      });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => {})));
+    this.pools.clear();
+  }
+}

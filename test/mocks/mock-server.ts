@@ -1,0 +1,73 @@
+// Shared plumbing for the mock upstream servers: a real node:http server on port
+// 0 that records every request and lets a test switch fault modes at run time.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FaultMode =
+  | 'none'
+  /** HTTP 500 with the provider's error body, before any byte of output. */
+  | 'error-before-first-byte'
+  /** Sends a few stream chunks, then destroys the socket. */
+  | 'drop-mid-stream'
+  /** Sends the provider's own error event in the middle of a stream. */
+  | 'error-event-mid-stream'
+  /** Waits `slowMs` between stream chunks. */
+  | 'slow-chunks';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface MockUpstream {
+  url: string;
+  requests: RecordedRequest[];
+  fault: FaultMode;
+  slowMs: number;
+  /** Number of content chunks a stream is split into (default: one per word). */
+  chunks: number | undefined;
+  close(): Promise<void>;
+}
+
+export type MockHandler = (req: RecordedRequest, res: ServerResponse, mock: MockUpstream) => void | Promise<void>;
+
+export async function startMockServer(handler: MockHandler): Promise<MockUpstream> {
+  const server = createServer({ keepAliveTimeout: 30_000 });
+  const mock: MockUpstream = {
+    url: '',
+    requests: [],
+    fault: 'none',
+    slowMs: 50,
+    chunks: undefined,
+    close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      let body: any = text;
+      try { body = text ? JSON.parse(text) : undefined; } catch { /* keep raw text */ }
+      const rec: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+      mock.requests.push(rec);
+      Promise.resolve(handler(rec, res, mock)).catch((err) => { res.destroy(err); });
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return mock;
+}
+
+export const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
+
+/** The text of the last user message, whatever the wire format put it in; mocks echo it back. */
+export function splitWords(text: string, chunks: number | undefined): string[] {
+  const words = text.match(/\S+\s*/g) ?? [text];
+  if (!chunks || chunks >= words.length) return words;
+  const size = Math.ceil(words.length / chunks);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += size) out.push(words.slice(i, i + size).join(''));
+  return out;
+}
