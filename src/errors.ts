@@ -16,7 +16,6 @@ export const ERRORS = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed on this path.' },
   invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.' },
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The body is not valid JSON.' },
-  unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'The body must be application/json.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist or is not activated for this organisation.' },
   model_not_configured: { status: 409, type: 'invalid_request_error', message: 'The model\'s provider has no credential mounted.' },

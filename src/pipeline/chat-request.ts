@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 const part = z.looseObject({ type: z.string(), text: z.string().optional() });
 const message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
-  content: z.union([z.string(), z.array(part), z.null()]).optional(),
+  content: z.union([z.string(), z.array(part), z.null()], { error: 'must be a string, an array of content parts, or null' }).optional(),
 });
 
 const chatBody = z.looseObject({
