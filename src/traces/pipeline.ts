@@ -26,7 +26,7 @@ export interface TracePipelineOptions {
 }
 
 const BACKOFF_MIN_MS = 100;
-const BACKOFF_MAX_MS = 5_000;
+const BACKOFF_MAX_MS = 2_000;
 const MAINTENANCE_MS = 3_600_000;
 
 export class TracePipeline implements TraceSink {
