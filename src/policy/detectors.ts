@@ -1,0 +1,141 @@
+// The built-in DLP detectors. Each is one V8 regex pass (plus a check in JS
+// where a regex cannot express the rule), compiled once per process.
+//
+// V8, one pass per detector: measured in bench/policy-detectors.ts. The
+// twelve patterns combined into one alternation ran at ~16 MB/s, because an
+// alternation hides each pattern's leading literal from irregexp's fast
+// scan; separate passes that each open with a literal or a narrow class
+// ('@', ':', 'sk', 'eyJ', [2-6]) run at hundreds of MB/s to GB/s apiece.
+// RE2 pays a UTF-16 to UTF-8 copy per call and has no lookaround, so it
+// loses on 1 KB prompts. V8's backtracking is safe here because the patterns
+// are ours and written to be linear:
+//   - every quantifier over a class is bounded ({1,64}, {16,256});
+//   - no quantified group holds an ambiguous quantifier, so a failed attempt
+//     backtracks a bounded number of steps;
+//   - "not inside a longer run" is checked on the one character before the
+//     match, in JS, rather than by a leading lookbehind that would defeat the
+//     fast scan;
+//   - the private-key body is a lazy scan that always succeeds (END or end of
+//     text), so it never fails and restarts.
+// So each start position costs O(1) and a text O(n); a test feeds 100k-char
+// adversarial runs to keep it so.
+import * as validate from './validators.js';
+import type { Validator } from './validators.js';
+import type { Substitution } from './compile.js';
+
+export const DETECTORS = [
+  'private_key', 'jwt', 'github_token', 'secret_key', 'aws_access_key', 'bearer_token',
+  'email', 'iban', 'card', 'ssn', 'ip', 'phone',
+] as const;
+export type DetectorName = (typeof DETECTORS)[number];
+
+/** Reports each detection as a [start, end) span of the text. */
+export type Scanner = (text: string, emit: (start: number, end: number) => void) => void;
+
+interface RegexScanner {
+  source: string;
+  /** A character that may not precede the match: the match would sit inside a longer run. */
+  notAfter?: RegExp;
+  /** Accepted length, 0 to reject; a rejected candidate is skipped whole. */
+  check?: Validator;
+  /** When the pattern has a group, only the group is the secret (the token after "Bearer "). */
+  group?: boolean;
+}
+
+function regexScanner(spec: RegexScanner): Scanner {
+  const re = new RegExp(spec.source, 'g');
+  return (text, emit) => {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      if (spec.notAfter !== undefined && m.index > 0 && spec.notAfter.test(text[m.index - 1]!)) {
+        re.lastIndex = m.index + 1;
+        continue;
+      }
+      const value = spec.group === true ? m[1]! : m[0];
+      const start = m.index + m[0].length - value.length;
+      const length = spec.check === undefined ? value.length : spec.check(value);
+      if (length > 0) emit(start, start + length);
+    }
+  };
+}
+
+/** [A-Za-z0-9._%+-] by char code: this runs per character of every local part. */
+function isLocal(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 64 && c <= 90 && c !== 64) || (c >= 48 && c <= 57) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
+}
+const EMAIL_DOMAIN = /@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+
+/** Finds '@' by the fast scan, then walks the local part leftwards (at most 64, RFC 5321). */
+const email: Scanner = (text, emit) => {
+  EMAIL_DOMAIN.lastIndex = 0;
+  for (let m = EMAIL_DOMAIN.exec(text); m !== null; m = EMAIL_DOMAIN.exec(text)) {
+    let start = m.index;
+    while (start > 0 && m.index - start <= 64 && isLocal(text.charCodeAt(start - 1))) start--;
+    const local = m.index - start;
+    if (local >= 1 && local <= 64) emit(start, m.index + m[0].length);
+    else EMAIL_DOMAIN.lastIndex = m.index + 1;
+  }
+};
+
+const COLON = /:(?=[0-9A-Fa-f:])/g;
+const HEXCOLON = /[0-9A-Fa-f:]/;
+const V6 = /[0-9A-Fa-f:]{2,39}(?:(?<=:)\d{1,3}(?:\.\d{1,3}){3})?(?![\w:]|\.\d)/y;
+
+/** Finds a colon by the fast scan, backs up to the start of its hex-and-colon run, and lets node parse the run. */
+const ipv6: Scanner = (text, emit) => {
+  COLON.lastIndex = 0;
+  for (let m = COLON.exec(text); m !== null; m = COLON.exec(text)) {
+    let start = m.index;
+    while (start > 0 && m.index - start < 39 && HEXCOLON.test(text[start - 1]!)) start--;
+    V6.lastIndex = start;
+    const run = (start === 0 || !/[\w:.]/.test(text[start - 1]!)) ? V6.exec(text) : null;
+    const end = run === null ? 0 : start + validate.ipv6(run[0]);
+    if (end > start) emit(start, end);
+    // Any later colon in the same run has a hex digit or colon before it, so skip the run.
+    let next = m.index + 1;
+    while (next < text.length && HEXCOLON.test(text[next]!)) next++;
+    COLON.lastIndex = Math.max(next, end);
+  }
+};
+
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const ipv4 = regexScanner({
+  // A fifth group (10.0.0.1.5) or a leading "v"/dot marks a version string, not an address.
+  source: `${OCTET}(?:\\.${OCTET}){3}(?!\\w|\\.\\d)`,
+  notAfter: /[\w.]/,
+});
+
+interface Detector { readonly label: string; readonly scan: Scanner }
+
+const TABLE: Record<DetectorName, Detector> = {
+  private_key: { label: 'PRIVATE_KEY', scan: regexScanner({ source: '-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\\s\\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)' }) },
+  jwt: { label: 'JWT', scan: regexScanner({ source: 'eyJ[A-Za-z0-9_-]{4,8192}\\.eyJ[A-Za-z0-9_-]{4,16384}\\.[A-Za-z0-9_-]{0,8192}', notAfter: /[\w-]/ }) },
+  github_token: { label: 'GITHUB_TOKEN', scan: regexScanner({ source: 'gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}', notAfter: /\w/ }) },
+  secret_key: { label: 'SECRET_KEY', scan: regexScanner({ source: 'sk(?:-|_live_|_test_)[A-Za-z0-9_-]{20,256}', notAfter: /[\w-]/ }) },
+  aws_access_key: { label: 'AWS_ACCESS_KEY', scan: regexScanner({ source: '(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])', notAfter: /[A-Z0-9]/ }) },
+  // Only the token is replaced; "Bearer " stays so the text still reads right.
+  bearer_token: { label: 'BEARER_TOKEN', scan: regexScanner({ source: '[Bb]earer[ \\t]{1,4}([A-Za-z0-9._~+/=-]{16,4096})', notAfter: /\w/, group: true }) },
+  email: { label: 'EMAIL', scan: email },
+  iban: { label: 'IBAN', scan: regexScanner({ source: '[A-Z]{2}\\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])', notAfter: /[A-Za-z0-9]/, check: validate.iban }) },
+  card: { label: 'CARD', scan: regexScanner({ source: '[2-6](?:[ -]?\\d){12,18}(?![\\d-])', notAfter: /[\d.-]/, check: validate.luhn }) },
+  ssn: { label: 'SSN', scan: regexScanner({ source: '\\d{3}-\\d{2}-\\d{4}(?![\\d-])', notAfter: /[\d-]/, check: validate.ssn }) },
+  ip: { label: 'IP', scan: (text, emit) => { ipv4(text, emit); ipv6(text, emit); } },
+  phone: {
+    label: 'PHONE',
+    scan: regexScanner({
+      source: '(?:\\+\\d{8,15}|\\+\\d{1,3}(?:[ .-]?\\(\\d{1,4}\\))?(?:[ .-]\\d{1,10}){1,6}|\\(\\d{3}\\)[ .-]?\\d{3}[ .-]\\d{4}|\\d{3}[.-]\\d{3}[.-]\\d{4})(?!\\w)',
+      notAfter: /[\w+]/,
+      check: validate.phone,
+    }),
+  },
+};
+
+export interface CompiledDetector { readonly sub: Substitution; readonly scan: Scanner }
+
+/** The selected detectors in table order; shared by every organisation (the scanners hold no per-org state). */
+export function compileDetectors(selected: readonly DetectorName[]): CompiledDetector[] {
+  return DETECTORS.filter((d) => selected.includes(d)).map((type) => ({
+    sub: { type, label: TABLE[type].label, replacement: undefined },
+    scan: TABLE[type].scan,
+  }));
+}

@@ -1,0 +1,101 @@
+// Organisation-supplied patterns and term lists, always on RE2 so that no
+// tenant regex can backtrack: RE2 runs in time linear in the text whatever
+// the pattern. A RuleSet keeps one RE2.Set over all its rules as a
+// prefilter: a single pass says which rules match at all, and only those are
+// run again for positions. Most texts match nothing, so most texts cost one
+// pass instead of one per rule.
+import RE2 from 're2';
+
+/** One rule as compiled: an RE2 source plus whatever the caller attaches to it. */
+export interface RuleSpec<M> {
+  readonly source: string;
+  readonly meta: M;
+}
+
+export interface RuleHit<M> {
+  readonly meta: M;
+  readonly start: number;
+  readonly end: number;
+}
+
+export class RuleSet<M> {
+  readonly #set: InstanceType<typeof RE2.Set>;
+  readonly #regexes: RE2[];
+  readonly #metas: M[];
+
+  constructor(rules: readonly RuleSpec<M>[]) {
+    this.#set = new RE2.Set(rules.map((r) => r.source));
+    this.#regexes = rules.map((r) => new RE2(r.source, 'g'));
+    this.#metas = rules.map((r) => r.meta);
+  }
+
+  /** Every non-overlapping match of every rule, in rule order (callers sort by position). */
+  findAll(text: string, out: RuleHit<M>[]): void {
+    for (const i of this.#set.match(text)) this.#collect(i, text, out);
+  }
+
+  /** The first rule, in config order, that matches anywhere; ties in config order keep verdicts stable. */
+  firstRule(text: string): M | undefined {
+    const hits = this.#set.match(text);
+    if (hits.length === 0) return undefined;
+    return this.#metas[Math.min(...hits)];
+  }
+
+  /**
+   * The first rule with a match accepted by `accept` (chunked moderation uses it
+   * to ignore matches that lie wholly in already-released context).
+   */
+  firstAccepted(text: string, accept: (start: number, end: number) => boolean): M | undefined {
+    const indices = this.#set.match(text).sort((a, b) => a - b);
+    for (const i of indices) {
+      const re = this.#regexes[i]!;
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+        if (accept(m.index, m.index + m[0].length)) return this.#metas[i];
+        if (m[0].length === 0) re.lastIndex++;
+      }
+    }
+    return undefined;
+  }
+
+  #collect(i: number, text: string, out: RuleHit<M>[]): void {
+    const re = this.#regexes[i]!;
+    const meta = this.#metas[i]!;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      // An empty match replaces nothing; step past it so the loop advances.
+      if (m[0].length === 0) re.lastIndex++;
+      else out.push({ meta, start: m.index, end: m.index + m[0].length });
+    }
+  }
+}
+
+/** Compiles a pattern the way RuleSet will; the message is RE2's, for config errors. */
+export function re2Error(source: string): string | undefined {
+  try {
+    new RE2(source, 'g');
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** True when the (valid) pattern can match zero characters. */
+export function matchesEmpty(source: string): boolean {
+  return new RE2(`^(?:${source})$`).test('');
+}
+
+/**
+ * A term list as one RE2 alternation. Terms match as whole words where they
+ * begin or end with a word character (so "kill" does not fire on "skill"),
+ * and anywhere otherwise, since RE2's \b is ASCII-only.
+ */
+export function termsSource(terms: readonly string[], caseSensitive: boolean): string {
+  const alts = terms.map((t) => {
+    const body = t.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+    const head = /^\w/.test(t) ? '\\b' : '';
+    const tail = /\w$/.test(t) ? '\\b' : '';
+    return head + body + tail;
+  });
+  return `${caseSensitive ? '' : '(?i)'}(?:${alts.join('|')})`;
+}
