@@ -7,6 +7,7 @@ import { createParser } from 'eventsource-parser';
 import type { ChatMessage, ChatRequest, EmbeddingsRequest, StreamEvent, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
 import { GatewayError } from '../src/errors.js';
 import { gemini } from '../src/providers/gemini/index.js';
+import { midStreamText } from '../src/providers/gemini/stream.js';
 import { expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { GEMINI_MOCK_DIMENSIONS, GEMINI_MOCK_KEY, mockVector, startGeminiMock, type GeminiMockUpstream } from './mocks/gemini-mock.js';
 
@@ -106,6 +107,13 @@ describe('gemini adapter: chat', () => {
     ]);
   });
 
+  it('streams escaped text, quotes and non-ASCII intact', async () => {
+    const tricky = 'say "hi" \\ back\tslash: {"text": "x"}, é 😀 finishReason" end';
+    const { events } = await stream(gemini.chatRequest(flash(), chat([{ role: 'user', content: tricky }], { stream: true })));
+    assert.equal(text(events), tricky);
+    assert.deepEqual(events.at(-1), { type: 'done' });
+  });
+
   it('turns a mid-stream error chunk into an error StreamEvent', async () => {
     mock.fault = 'error-event-mid-stream';
     try {
@@ -192,5 +200,44 @@ describe('gemini adapter: embeddings', () => {
   it('refuses more inputs than one batch call takes', () => {
     assert.throws(() => gemini.embeddingsRequest!(model(), embed(Array.from({ length: 101 }, (_, i) => `t${i}`))),
       (err: unknown) => err instanceof GatewayError && err.code === 'invalid_request' && err.param === 'input');
+  });
+});
+
+describe('gemini stream translator', () => {
+  const usage = { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 };
+  const chunk = (parts: object[], extra: object = {}) => JSON.stringify({ candidates: [{ content: { parts, role: 'model' }, index: 0, ...extra }], usageMetadata: usage });
+
+  it('reads the text of plain chunks without a full parse, as Gemini spaces them', () => {
+    const spaced = '{"candidates": [{"content": {"parts": [{"text": "Okay"}],"role": "model"}}],"usageMetadata": {"promptTokenCount": 5}}';
+    assert.equal(midStreamText(spaced), 'Okay');
+    assert.equal(midStreamText(chunk([{ text: 'a "quoted" \\ line\n' }])), 'a "quoted" \\ line\n');
+    assert.equal(midStreamText(chunk([{ text: 'a' }, { text: 'b' }])), undefined);
+    assert.equal(midStreamText(chunk([{ text: 'hmm', thought: true }])), undefined);
+    assert.equal(midStreamText(chunk([{ text: 'end' }], { finishReason: 'STOP' })), undefined);
+    assert.equal(midStreamText('{"error": {"code": 503, "message": "\\"text\\": no", "status": "UNAVAILABLE"}}'), undefined);
+  });
+
+  it('joins several parts and leaves thought summaries out', () => {
+    const t = gemini.streamTranslator();
+    assert.deepEqual(t.event(undefined, chunk([{ text: 'plan', thought: true }, { text: 'a' }, { text: 'b' }])), [{ type: 'delta', role: 'assistant', content: 'ab' }]);
+    assert.deepEqual(t.event(undefined, chunk([{ text: 'c' }])), [{ type: 'delta', content: 'c' }]);
+  });
+
+  it('closes with the latest usage even when the last chunk carries none', () => {
+    const t = gemini.streamTranslator();
+    t.event(undefined, chunk([{ text: 'a' }]));
+    const last = JSON.stringify({ candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'MAX_TOKENS' }] });
+    assert.deepEqual(t.event(undefined, last), [
+      { type: 'delta', finish_reason: 'length' },
+      { type: 'usage', usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
+      { type: 'done' },
+    ]);
+  });
+
+  it('ends a blocked prompt as content_filter, and reports malformed chunks', () => {
+    const blocked = gemini.streamTranslator().event(undefined, JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: usage }));
+    assert.deepEqual(blocked.map((e) => e.type), ['delta', 'delta', 'usage', 'done']);
+    assert.deepEqual(blocked[1], { type: 'delta', finish_reason: 'content_filter' });
+    assert.equal(gemini.streamTranslator().event(undefined, '{"candidates": [')[0]!.type, 'error');
   });
 });
