@@ -74,6 +74,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     cleanup.unshift(() => pools.close());
     const services: Services = {
       config,
+      pool: db.pool,
       credentials,
       catalogues: compileOrgCatalogues(config),
       auth,

@@ -1,5 +1,6 @@
 // Everything a request stage may use, built once by app.ts.
 import type { Logger } from 'pino';
+import type pg from 'pg';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Config } from '../config/load-config.js';
 import type { Credentials } from '../config/credentials.js';
@@ -14,6 +15,8 @@ import type { Metrics } from '../metrics.js';
 
 export interface Services {
   config: Config;
+  /** Postgres, for management endpoints only: the chat path never awaits it. */
+  pool: pg.Pool;
   credentials: Credentials;
   catalogues: ReadonlyMap<string, OrgCatalogue>;
   auth: Authenticator;
