@@ -48,7 +48,7 @@ const text = (events: StreamEvent[]) => events.map((e) => (e.type === 'delta' ? 
 describe('anthropic adapter', () => {
   it('translates a chat request and its JSON answer', async () => {
     mock.fault = 'none';
-    const up = anthropic.chatRequest(target(), chat([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: PROMPT }], { temperature: 0.5, user: 'u-1' }));
+    const up = anthropic.chatRequest(target(), chat([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: PROMPT }], { temperature: 0.5, top_p: 1, user: 'u-1' }));
     const res = await send(up);
     assert.equal(res.status, 200);
     const result = anthropic.chatResponse(JSON.parse(res.text));
@@ -63,6 +63,7 @@ describe('anthropic adapter', () => {
     assert.deepEqual(sent.body.messages, [{ role: 'user', content: PROMPT }]);
     assert.equal(sent.body.max_tokens, DEFAULT_MAX_TOKENS);
     assert.equal(sent.body.temperature, 0.5);
+    assert.equal(sent.body.top_p, undefined);
     assert.deepEqual(sent.body.metadata, { user_id: 'u-1' });
   });
 

@@ -14,8 +14,6 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  */
 export const DEFAULT_MAX_TOKENS = 4096;
 
-type TextBlock = { type: 'text'; text: string };
-
 /**
  * Fields whose loss would silently change the answer's meaning are refused;
  * pure tuning knobs without an Anthropic equivalent (penalties, seed,
@@ -47,6 +45,8 @@ function textsOf(content: ChatMessage['content']): string[] {
   }
   return texts;
 }
+
+type TextBlock = { type: 'text'; text: string };
 interface AnthropicMessage { role: 'user' | 'assistant'; content: string | TextBlock[] }
 
 function toMessages(req: ChatRequest): { system: string[]; messages: AnthropicMessage[] } {
@@ -85,7 +85,8 @@ export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamR
     if (req.temperature > 1) throw new GatewayError('invalid_request', 'Anthropic models accept temperature between 0 and 1.', { param: 'temperature' });
     body.temperature = req.temperature;
   }
-  if (req.top_p !== undefined) body.top_p = req.top_p;
+  // Recent Claude models refuse temperature and top_p together; temperature is the contract's field, so it wins.
+  if (req.top_p !== undefined && req.temperature === undefined) body.top_p = req.top_p;
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (req.stream) body.stream = true;

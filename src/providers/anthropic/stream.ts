@@ -6,7 +6,8 @@
 import type { StreamEvent, StreamTranslator } from '../../domain.js';
 import { finishReason, promptTokens, usageOf } from './response.js';
 
-const NOTHING: StreamEvent[] = [];
+// Shared by every call that emits nothing; frozen so that a consumer mutating it fails loudly.
+const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
 
 export function streamTranslator(): StreamTranslator {
   let prompt = 0;

@@ -8,7 +8,8 @@
 import type { StreamEvent, StreamTranslator } from '../../domain.js';
 import { candidateText, finishReason, readUsage } from './response.js';
 
-const NOTHING: StreamEvent[] = [];
+// Shared by every call that emits nothing; frozen so that a consumer mutating it fails loudly.
+const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
 
 const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 
@@ -49,6 +50,11 @@ export function midStreamText(data: string): string | undefined {
   return escaped ? JSON.parse(data.slice(start, end + 1)) : data.slice(start + 1, end);
 }
 
+/** Fast-path chunks were never parsed whole, so one may not be valid JSON: then usage is unknown, not an exception. */
+function earlierUsage(data: string | undefined): unknown {
+  try { return data === undefined ? undefined : JSON.parse(data).usageMetadata; } catch { return undefined; }
+}
+
 export function streamTranslator(): StreamTranslator {
   // usageMetadata is repeated, cumulative, on chunks: the latest raw copy is kept and parsed once, at the end.
   let usageChunk: string | undefined;
@@ -83,7 +89,7 @@ export function streamTranslator(): StreamTranslator {
       }
       const out = delta(candidate ? candidateText(candidate) : '');
       if (reason === undefined) return out;
-      const usage = usageChunk === data ? chunk.usageMetadata : usageChunk && JSON.parse(usageChunk).usageMetadata;
+      const usage = usageChunk === data ? chunk.usageMetadata : earlierUsage(usageChunk);
       return [...out, { type: 'delta', finish_reason: reason }, { type: 'usage', usage: readUsage(usage) }, { type: 'done' }];
     },
   };
