@@ -197,6 +197,18 @@ describe('gemini adapter: embeddings', () => {
     } finally { mock.missingEmbeddings = 0; }
   });
 
+  it('honours faults on embeddings calls', async () => {
+    const up = () => gemini.embeddingsRequest!(model(), embed(['a', 'b']));
+    try {
+      mock.fault = 'error-before-first-byte';
+      const res = await send(up());
+      assert.equal(res.status, 500);
+      assert.equal(gemini.errorMessage(res.status, res.text), 'An internal error has occurred.');
+      mock.fault = 'drop-mid-stream';
+      await assert.rejects(send(up()));
+    } finally { mock.fault = 'none'; }
+  });
+
   it('refuses more inputs than one batch call takes', () => {
     assert.throws(() => gemini.embeddingsRequest!(model(), embed(Array.from({ length: 101 }, (_, i) => `t${i}`))),
       (err: unknown) => err instanceof GatewayError && err.code === 'invalid_request' && err.param === 'input');

@@ -99,7 +99,13 @@ async function handle(req: RecordedRequest, res: ServerResponse, mock: MockUpstr
   res.end();
 }
 
-/** Serve with base URL `${mock.url}/v1`; any prefix before `/messages` is accepted. */
+/**
+ * Serve with base URL `${mock.url}/v1`; any prefix before `/messages` is accepted.
+ * Faults: error-before-first-byte answers 500 api_error; drop-mid-stream and
+ * error-event-mid-stream (an `overloaded_error` event) strike after two text
+ * deltas (a JSON answer is dropped before it is sent); slow-chunks waits
+ * slowMs before each delta or answer.
+ */
 export function startAnthropicMock(opts: { apiKey?: string } = {}): Promise<MockUpstream> {
   const apiKey = opts.apiKey ?? ANTHROPIC_MOCK_KEY;
   return startMockServer((req, res, mock) => handle(req, res, mock, apiKey));

@@ -85,7 +85,9 @@ async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstrea
   res.end();
 }
 
-function embed(req: RecordedRequest, res: ServerResponse, mock: GeminiMockUpstream, batch: boolean): void {
+async function embed(req: RecordedRequest, res: ServerResponse, mock: GeminiMockUpstream, batch: boolean): Promise<void> {
+  if (mock.fault === 'drop-mid-stream') { res.destroy(); return; }
+  if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
   const body = req.body;
   let answer: unknown;
   if (batch) {
@@ -115,7 +117,12 @@ async function handle(req: RecordedRequest, res: ServerResponse, mock: GeminiMoc
   }
 }
 
-/** Serve with base URL `${mock.url}/v1beta`; any prefix before `/models/` is accepted. */
+/**
+ * Serve with base URL `${mock.url}/v1beta`; any prefix before `/models/` is accepted.
+ * Faults: error-before-first-byte answers 500 INTERNAL; drop-mid-stream and
+ * error-event-mid-stream strike after two stream chunks (a JSON answer is
+ * dropped before it is sent); slow-chunks waits slowMs before each chunk or answer.
+ */
 export async function startGeminiMock(opts: { apiKey?: string } = {}): Promise<GeminiMockUpstream> {
   const apiKey = opts.apiKey ?? GEMINI_MOCK_KEY;
   // The server hands each request the very object returned here, so the cast is sound.
