@@ -28,6 +28,8 @@ export interface MockUpstream {
   slowMs: number;
   /** Number of content chunks a stream is split into (default: one per word). */
   chunks: number | undefined;
+  /** Responses whose connection closed before they finished: the gateway aborted the call. */
+  aborted: number;
   close(): Promise<void>;
 }
 
@@ -41,9 +43,11 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
     fault: 'none',
     slowMs: 50,
     chunks: undefined,
+    aborted: 0,
     close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    res.on('close', () => { if (!res.writableFinished) mock.aborted++; });
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {

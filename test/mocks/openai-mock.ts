@@ -43,7 +43,8 @@ async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstrea
   for (let i = 0; i < parts.length; i++) {
     if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
     if (i === Math.floor(parts.length / 2) && i > 0) {
-      if (mock.fault === 'drop-mid-stream') { res.socket?.destroy(); return; }
+      // Let what was written reach the wire first: destroy() discards unflushed writes.
+      if (mock.fault === 'drop-mid-stream') { await sleep(30); res.socket?.destroy(); return; }
       if (mock.fault === 'error-event-mid-stream') { send({ error: { message: 'mock upstream overloaded', type: 'server_error' } }); res.end(); return; }
     }
     chunk({ content: parts[i] });
