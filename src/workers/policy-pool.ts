@@ -24,6 +24,8 @@ export class PolicyPool {
   readonly #timeoutMs: number;
   /** The version each organisation's config was last attached at; later tasks go without it. */
   readonly #sent = new Map<string, string>();
+  /** Piscina would start fresh threads for a task after destroy(); a closed pool refuses instead. */
+  #closed = false;
 
   constructor(opts: PolicyPoolOptions) {
     this.#piscina = new Piscina({
@@ -56,6 +58,7 @@ export class PolicyPool {
 
   async #send(task: PolicyTask): Promise<PolicyReply> {
     try {
+      if (this.#closed) throw new Error('the policy pool is closed');
       return await this.#piscina.run(task, { signal: AbortSignal.timeout(this.#timeoutMs) });
     } catch (err) {
       const failure: PolicyFailure = { ok: false, code: 'policy_failed', message: err instanceof Error ? err.message : String(err) };
@@ -64,6 +67,7 @@ export class PolicyPool {
   }
 
   close(): Promise<void> {
+    this.#closed = true;
     return this.#piscina.destroy();
   }
 }

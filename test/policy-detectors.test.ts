@@ -1,0 +1,129 @@
+// Each built-in DLP detector against positives and near misses, run through
+// the same scan the engine uses inline.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { compilePolicy } from '../src/policy/compile.js';
+import { orgPolicySchema } from '../src/policy/config-schema.js';
+import type { DetectorName } from '../src/policy/detectors.js';
+import { scanTexts } from '../src/policy/scan-input.js';
+import type { InputScan } from '../src/policy/types.js';
+
+function scanWith(detectors: DetectorName[] | 'all', text: string): InputScan {
+  const policy = compilePolicy(orgPolicySchema.parse({ dlp: { detectors }, shield: { builtin: false } }));
+  const outcome = scanTexts(policy, [text]);
+  assert.equal(outcome.blocked, false);
+  if (outcome.blocked) throw new Error('unreachable');
+  return outcome.scan;
+}
+
+const CASES: Record<DetectorName, { label: string; hits: string[]; misses: string[] }> = {
+  email: {
+    label: 'EMAIL',
+    hits: ['jane.doe@example.com', 'a+tag@sub.example.co.uk', 'X_Y%z@host-1.io'],
+    misses: ['@handle on social', 'user@localhost', 'name@domain.', 'a@b.c'],
+  },
+  phone: {
+    label: 'PHONE',
+    hits: ['+1 (415) 555-2671', '+44 20 7946 0958', '+14155552671', '+33 1 23 45 67 89', '+49-30-1234567', '(415) 555-2671', '415-555-2671'],
+    misses: ['+1 555', 'call 555-1234', 'ratio 1-2-3', '2024-01-15', '+1234567'],
+  },
+  card: {
+    label: 'CARD',
+    hits: ['4111 1111 1111 1111', '5500-0055-5555-5559', '378282246310005', '6011111111111117'],
+    misses: ['4111 1111 1111 1112', '5500005555555558', '1234567890123456', 'order 411111111111111122'],
+  },
+  ssn: {
+    label: 'SSN',
+    hits: ['123-45-6789', '078-05-1120'],
+    misses: ['000-12-3456', '666-12-3456', '912-34-5678', '123-00-4567', '123-45-0000', '1123-45-6789'],
+  },
+  iban: {
+    label: 'IBAN',
+    hits: ['DE89 3704 0044 0532 0130 00', 'GB82WEST12345698765432', 'FR14 2004 1010 0505 0001 3M02 606'],
+    misses: ['DE89 3704 0044 0532 0130 09', 'GB82WEST12345698765431', 'AB12 CDEF GHIJ'],
+  },
+  ip: {
+    label: 'IP',
+    hits: ['10.0.0.1', '192.168.1.254', '255.255.255.255', '2001:db8::1', '::1', 'fe80::1ff:fe23:4567:890a', '::ffff:192.0.2.1'],
+    misses: ['1.2.3', '10.0.0.1.5', 'v1.2.3.4', '256.1.1.1', '12:30:45', 'std::vector', 'Foo::Bar::baz'],
+  },
+  aws_access_key: {
+    label: 'AWS_ACCESS_KEY',
+    hits: ['AKIAIOSFODNN7EXAMPLE', 'ASIAY34FZKBOKMUTVV7A'],
+    misses: ['AKIAIOSFODNN7EXAMPL', 'XAKIAIOSFODNN7EXAMPLE', 'AKIAIOSFODNN7EXAMPLEX'],
+  },
+  secret_key: {
+    label: 'SECRET_KEY',
+    hits: ['sk-proj-abcdefghijklmnopqrstuvwxyz123456', 'sk-ant-api03-abcdefghijklmnopqrst', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'],
+    misses: ['sk-short', 'task-abcdefghijklmnopqrstuvwxyz', 'desk-abcdefghijklmnopqrstuvwxyz123'],
+  },
+  github_token: {
+    label: 'GITHUB_TOKEN',
+    hits: ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz'],
+    misses: ['ghp_tooshort123', 'ghx_abcdefghijklmnopqrstuvwxyz0123456789'],
+  },
+  jwt: {
+    label: 'JWT',
+    hits: ['eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'],
+    misses: ['eyJhbGciOiJIUzI1NiJ9', 'eyJ.eyJ.x'],
+  },
+  bearer_token: {
+    label: 'BEARER_TOKEN',
+    hits: ['abcdef0123456789ABCDEF.xyz'],
+    misses: [],
+  },
+  private_key: {
+    label: 'PRIVATE_KEY',
+    hits: ['-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----', '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n-----END OPENSSH PRIVATE KEY-----'],
+    misses: ['-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----'],
+  },
+};
+
+describe('built-in DLP detectors', () => {
+  for (const [name, c] of Object.entries(CASES) as [DetectorName, (typeof CASES)[DetectorName]][]) {
+    it(`${name}: redacts positives`, () => {
+      for (const hit of c.hits) {
+        const text = name === 'bearer_token' ? `Authorization: Bearer ${hit}` : `before ${hit} after.`;
+        const scan = scanWith([name], text);
+        const expected = name === 'bearer_token' ? `Authorization: Bearer [${c.label}_1]` : `before [${c.label}_1] after.`;
+        assert.equal(scan.texts[0], expected, hit);
+        assert.deepEqual(scan.byType, { [name]: 1 });
+      }
+    });
+    it(`${name}: leaves near misses alone (with every detector on)`, () => {
+      for (const miss of c.misses) {
+        const text = `before ${miss} after`;
+        const scan = scanWith('all', text);
+        assert.equal(scan.texts[0], text, miss);
+        assert.equal(scan.redactions, 0, miss);
+      }
+    });
+  }
+
+  it('keeps "Bearer" and only replaces a bearer token of plausible length', () => {
+    assert.equal(scanWith(['bearer_token'], 'Bearer short').redactions, 0);
+    assert.equal(scanWith(['bearer_token'], 'the bearer of bad news').redactions, 0);
+  });
+
+  it('redacts a private key without its END line to the end of the text', () => {
+    const scan = scanWith(['private_key'], 'key: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI truncated');
+    assert.equal(scan.texts[0], 'key: [PRIVATE_KEY_1]');
+  });
+
+  it('only runs the detectors an organisation selected', () => {
+    const scan = scanWith(['email'], 'jane@example.com 123-45-6789 10.0.0.1');
+    assert.equal(scan.texts[0], '[EMAIL_1] 123-45-6789 10.0.0.1');
+  });
+
+  it('stays linear on adversarial runs of 100k characters', () => {
+    const inputs = [
+      'a'.repeat(100_000), '1'.repeat(100_000), '4 '.repeat(50_000), 'a.'.repeat(50_000),
+      '@a'.repeat(50_000), ':1'.repeat(50_000), 'sk-'.repeat(33_000), 'eyJa.'.repeat(20_000),
+      '-----BEGIN PRIVATE KEY-----'.repeat(4_000), 'Bearer '.repeat(14_000), '+1 '.repeat(33_000), 'DE89 '.repeat(20_000),
+    ];
+    const started = performance.now();
+    for (const text of inputs) scanWith('all', text);
+    // A correctness bound (quadratic behaviour would take minutes), not a performance target.
+    assert.ok(performance.now() - started < 2_000, `took ${performance.now() - started} ms`);
+  });
+});

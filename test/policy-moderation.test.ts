@@ -1,0 +1,118 @@
+// Output moderation: buffered verdicts, and chunked streams where a match may
+// straddle chunk boundaries and nothing of it may be released.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPolicyEngine } from '../src/policy/engine.js';
+import type { ChunkStep, ChunkedModerator } from '../src/policy/types.js';
+
+const rules = [
+  { name: 'violence', category: 'violence', terms: ['kill', 'make a bomb'] },
+  { name: 'card_dump', category: 'fraud', pattern: 'CVV:\\s?\\d{3}', max_length: 8 },
+];
+const engine = createPolicyEngine({
+  buf: { moderation: { rules } },
+  chk: { moderation: { mode: 'chunked', rules } },
+  quiet: {},
+  redos: { moderation: { rules: [{ name: 'redos', category: 'test', pattern: '(a+)+$' }] } },
+}, { workers: 0 });
+after(() => engine.close());
+
+interface Run { released: string; blocked: ChunkStep | undefined }
+
+/** Feeds chunks as a stream would and collects what the moderator let out. */
+function stream(m: ChunkedModerator, chunks: string[]): Run {
+  let released = '';
+  for (const chunk of [...chunks, undefined]) {
+    const step = chunk === undefined ? m.finish() : m.push(chunk);
+    if (step.blocked) return { released, blocked: step };
+    released += step.release;
+  }
+  return { released, blocked: undefined };
+}
+
+describe('output moderation', () => {
+  it('picks the mode per organisation', () => {
+    assert.equal(engine.outputMode('buf'), 'buffered');
+    assert.equal(engine.outputMode('chk'), 'chunked');
+    assert.equal(engine.outputMode('quiet'), 'off');
+  });
+
+  it('buffered: blocks a term or pattern anywhere in the output, with category and rule', async () => {
+    assert.deepEqual(await engine.moderate('buf', 'Here is how to MAKE A BOMB safely'), { blocked: true, category: 'violence', rule: 'violence' });
+    assert.deepEqual(await engine.moderate('buf', 'number 4111, CVV: 123'), { blocked: true, category: 'fraud', rule: 'card_dump' });
+    assert.deepEqual(await engine.moderate('buf', 'skills and killer whales are fine'), { blocked: false });
+    assert.deepEqual(await engine.moderate('quiet', 'kill'), { blocked: false });
+  });
+
+  it('chunked: releases everything, exactly, when nothing matches', () => {
+    const chunks = ['The killer', ' whale ', 'has skill', 's. CVV', ': ', 'none. 😀', '!'];
+    const run = stream(engine.chunked('chk'), chunks);
+    assert.equal(run.blocked, undefined);
+    assert.equal(run.released, chunks.join(''));
+  });
+
+  it('chunked: a term split across 2 chunks is caught before any of it is released', () => {
+    const run = stream(engine.chunked('chk'), ['Sure. First you ki', 'll the process.']);
+    assert.deepEqual(run.blocked, { blocked: true, category: 'violence', rule: 'violence' });
+    assert.equal(run.released.includes('k'), false);
+    assert.ok('Sure. First you '.startsWith(run.released));
+  });
+
+  it('chunked: a match split across 3 chunks is caught; released text is an exact prefix before it', () => {
+    const text = 'Card ok, CVV: 987 done';
+    const run = stream(engine.chunked('chk'), ['Card ok, CV', 'V: 9', '87 done']);
+    assert.equal(run.blocked?.blocked, true);
+    assert.ok(text.startsWith(run.released));
+    assert.ok(run.released.length <= text.indexOf('CVV'), `released ${JSON.stringify(run.released)}`);
+  });
+
+  it('chunked: a multi-word term spread one character per chunk is caught', () => {
+    const run = stream(engine.chunked('chk'), [...'then make a bomb now']);
+    assert.equal(run.blocked?.blocked, true);
+    assert.ok(run.released.length <= 'then '.length);
+  });
+
+  it('chunked: a term at the edge waits for its right-hand context ("kill" vs "killer")', () => {
+    const m = engine.chunked('chk');
+    const first = m.push('orca: kill');
+    assert.deepEqual(first.blocked, false);
+    const run = stream(m, ['er whale']);
+    assert.equal(run.blocked, undefined);
+    assert.equal((first.blocked ? '' : first.release) + run.released, 'orca: killer whale');
+  });
+
+  it('chunked: a match completed by the final chunk blocks at finish', () => {
+    const run = stream(engine.chunked('chk'), ['you should ', 'kill']);
+    assert.equal(run.blocked?.blocked, true);
+    // 15 characters seen, 11 held (the window), so only "you " went out.
+    assert.equal(run.released, 'you ');
+  });
+
+  it('chunked: the window bounds what is held, and surrogate pairs are never split', () => {
+    const m = engine.chunked('chk');
+    // The longest rule is "make a bomb" (11), so at most 11 UTF-16 units are held back.
+    const step = m.push('😀'.repeat(20));
+    assert.equal(step.blocked, false);
+    if (step.blocked) return;
+    assert.ok(step.release.length >= 40 - 12);
+    assert.equal(step.release.length % 2, 0);
+    assert.equal(Buffer.byteLength(step.release), step.release.length * 2);
+  });
+
+  it('chunked: after a block, every further call repeats the block', () => {
+    const m = engine.chunked('chk');
+    assert.equal(m.push('fine so far, ').blocked, false);
+    assert.equal(m.push('kill them').blocked, true);
+    assert.equal(m.push('more').blocked, true);
+    assert.equal(m.finish().blocked, true);
+  });
+
+  it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {
+    const started = performance.now();
+    const verdict = await engine.moderate('redos', `${'a'.repeat(100_000)}b`);
+    const elapsed = performance.now() - started;
+    assert.deepEqual(verdict, { blocked: false });
+    // A correctness bound: a backtracking engine would not finish this in our lifetime.
+    assert.ok(elapsed < 500, `took ${elapsed} ms`);
+  });
+});
