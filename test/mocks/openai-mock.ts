@@ -69,9 +69,10 @@ export interface OpenAIMock extends MockUpstream {
   short?: boolean;
 }
 
-export async function startOpenAIMock(apiKey = OPENAI_MOCK_KEY): Promise<OpenAIMock> {
+/** `apiKey: null` accepts any caller, like a self-hosted server without auth. */
+export async function startOpenAIMock(apiKey: string | null = OPENAI_MOCK_KEY): Promise<OpenAIMock> {
   return startMockServer(async (req, res, mock) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
+    if (apiKey !== null && req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
     if (mock.fault === 'error-before-first-byte') return fail(res, 500, 'The server had an error while processing your request.', 'server_error');
     if (req.method === 'POST' && req.url.endsWith('/chat/completions')) return chat(req, res, mock);
     if (req.method === 'POST' && req.url.endsWith('/embeddings')) return embeddings(req, res, mock);

@@ -1,0 +1,60 @@
+// POST /v1/embeddings. Models come from the gateway's embeddings catalogue, or
+// are activated by the organisation (a self-hosted server); nothing is routed.
+// The upstream is always asked for floats; base64 is encoded here.
+import type { ModelEntry } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayRequest, GatewayResponse } from '../http/types.js';
+import { embeddingItems, expectOneVectorPerInput } from '../providers/embeddings-encoding.js';
+import { hasEmbeddings } from '../providers/registry.js';
+import { costUsd, estimateTextTokens } from '../routing/token-estimate.js';
+import { parseEmbeddingsRequest } from './embeddings-request.js';
+import { gatewayBlock } from './gateway-block.js';
+import { guardTexts } from './guard-input.js';
+import { readJsonObject } from './read-json.js';
+import { sendJson } from './reply.js';
+import type { RequestContext } from './request-context.js';
+import { authenticate, catalogueFor, headerIsTrue, targetFor, type Services } from './services.js';
+
+function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEntry {
+  const activated = catalogueFor(svc, orgId).byId.get(model) ?? [];
+  const candidates = [...activated, ...svc.config.catalogue.filter((e) => e.id === model && e.type === 'embedding' && !activated.includes(e))];
+  if (!candidates.length) throw new GatewayError('model_not_found', `The embedding model "${model}" is not in the catalogue nor activated.`, { param: 'model' });
+  const kindOf = (e: ModelEntry) => svc.config.providers.get(e.provider)!.kind;
+  const capable = candidates.filter((e) => hasEmbeddings(kindOf(e)));
+  if (!capable.length) throw new GatewayError('embeddings_unsupported', `The ${candidates[0]!.provider} provider has no embeddings API.`, { param: 'model' });
+  const entry = capable.find((e) => svc.credentials.isConfigured(e.provider));
+  if (!entry) throw new GatewayError('model_not_configured', `The provider of "${model}" (${capable[0]!.provider}) has no credential mounted.`, { param: 'model' });
+  return entry;
+}
+
+export async function embeddings(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+  await authenticate(svc, ctx, req);
+  const emb = parseEmbeddingsRequest(await readJsonObject(req));
+  const org = ctx.key!.organization_id;
+  ctx.trace.requested_model = emb.model;
+  const entry = resolveEmbedding(svc, org, emb.model);
+  ctx.trace.provider = entry.provider;
+  ctx.trace.model = entry.id;
+  ctx.trace.route_reason = 'default';
+
+  const scan = await guardTexts(svc, ctx, emb.input);
+  if (scan && scan.redactions) emb.input = scan.texts;
+
+  const { result, sent } = await svc.upstream.embeddings(targetFor(svc, entry), emb, res.signal);
+  expectOneVectorPerInput(result.vectors, emb.input.length);
+  // Some providers (Gemini) report no tokens for embeddings: estimate, so spend is never silently zero.
+  const prompt = result.usage.prompt_tokens || emb.input.reduce((n, t) => n + estimateTextTokens(t), 0);
+  ctx.trace.prompt_tokens = prompt;
+  ctx.trace.total_tokens = prompt;
+  ctx.trace.cost_usd = costUsd(entry.pricing, prompt, 0);
+  ctx.trace.status_code = 200;
+  const body = JSON.stringify({
+    object: 'list',
+    data: embeddingItems(result.vectors, emb.encoding_format),
+    model: entry.id,
+    usage: { prompt_tokens: prompt, total_tokens: prompt },
+    ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
+  });
+  if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
+  sendJson(res, 200, body, ctx.requestId);
+}

@@ -1,0 +1,120 @@
+// POST /v1/embeddings: every rule of section 4.2, with the openai SDK and raw HTTP.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+for (const http of HTTP_KINDS) {
+  describe(`embeddings over ${http}`, () => {
+    let mock: OpenAIMock;
+    let open: OpenAIMock;
+    let gw: TestGateway;
+    let client: OpenAI;
+    let key: string;
+
+    before(async () => {
+      mock = await startOpenAIMock();
+      open = await startOpenAIMock(null);
+      gw = await startGateway({
+        http,
+        env: { SLUICE_T_OPENAI: OPENAI_MOCK_KEY },
+        config: {
+          providers: {
+            openai: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_OPENAI' },
+            selfhosted: { kind: 'openai', base_url: `${open.url}/v1`, no_auth: true },
+          },
+          models: [{ id: 'bge-small', provider: 'selfhosted', type: 'embedding', context_window: 512, pricing: { prompt: 0.5, completion: 0 } }],
+          organizations: [{ id: 'acme', models: ['bge-small'] }],
+        },
+      });
+      key = await gw.key('acme');
+      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+    });
+    after(async () => { await gw.close(); await mock.close(); await open.close(); });
+
+    const post = (body: unknown, headers: Record<string, string> = {}) => fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body),
+    });
+
+    test('a catalogue model needs no activation; the SDK (base64 by default) and float agree exactly', async () => {
+      const viaSdk = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['hello', 'world!'] });
+      assert.equal(mock.requests.at(-1)!.body.encoding_format, 'float', 'the upstream is always asked for floats');
+      const float: any = await (await post({ model: 'text-embedding-3-small', input: ['hello', 'world!'], encoding_format: 'float' })).json();
+      assert.deepEqual(viaSdk.data.map((d) => d.embedding), float.data.map((d: any) => d.embedding.map((v: number) => Math.fround(v))));
+      assert.deepEqual(float.data.map((d: any) => d.index), [0, 1]);
+      assert.equal(float.object, 'list');
+      assert.equal(float.model, 'text-embedding-3-small');
+    });
+
+    test('a string input gives one embedding; dimensions and user pass through', async () => {
+      const r = await client.embeddings.create({ model: 'text-embedding-3-large', input: 'just one', dimensions: 3, user: 'u-42', encoding_format: 'float' });
+      assert.equal(r.data.length, 1);
+      assert.equal(r.data[0]!.embedding.length, 3);
+      const sent = mock.requests.at(-1)!.body;
+      assert.equal(sent.dimensions, 3);
+      assert.equal(sent.user, 'u-42');
+    });
+
+    test('an activated self-hosted embedding model resolves normally', async () => {
+      const res = await post({ model: 'bge-small', input: 'x' }, { 'gateway-trace': 'true' });
+      assert.equal(res.status, 200);
+      const body: any = await res.json();
+      assert.equal(body.gateway.provider, 'selfhosted');
+      assert.equal(open.requests.at(-1)!.headers.authorization, undefined, 'no_auth providers get no credential');
+      const trace = await gw.traces.waitFor(body.gateway.request_id);
+      assert.equal(trace.endpoint, 'embeddings');
+      assert.equal(trace.prompt_tokens, body.usage.prompt_tokens);
+      assert.equal(trace.cost_usd, body.gateway.cost_usd);
+      assert.ok(trace.cost_usd > 0);
+    });
+
+    test('auto is rejected and nothing is routed', async () => {
+      const n = mock.requests.length;
+      const res = await post({ model: 'auto', input: 'x' });
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as any).error.code, 'invalid_request');
+      assert.equal(mock.requests.length, n);
+    });
+
+    test('pre-tokenised input is rejected with tokenized_input_unsupported', async () => {
+      for (const input of [[1, 2, 3], [[1, 2], [3]], 5]) {
+        const res = await post({ model: 'text-embedding-3-small', input });
+        assert.equal(res.status, 400);
+        assert.equal(((await res.json()) as any).error.code, 'tokenized_input_unsupported');
+      }
+    });
+
+    test('encoding_format other than float or base64 is 400 invalid_request', async () => {
+      const res = await post({ model: 'text-embedding-3-small', input: 'x', encoding_format: 'hex' });
+      assert.equal(res.status, 400);
+      const err = ((await res.json()) as any).error;
+      assert.equal(err.code, 'invalid_request');
+      assert.equal(err.param, 'encoding_format');
+    });
+
+    test('bad inputs: empty array, non-strings, unknown model', async () => {
+      for (const input of [[], ['a', 3], { text: 'a' }]) {
+        const res = await post({ model: 'text-embedding-3-small', input });
+        assert.equal(res.status, 400, JSON.stringify(input));
+      }
+      const res = await post({ model: 'nope-embed', input: 'x' });
+      assert.equal(res.status, 404);
+      assert.equal(((await res.json()) as any).error.code, 'model_not_found');
+    });
+
+    test('fewer vectors than inputs fails the whole call', async () => {
+      mock.short = true;
+      try {
+        const res = await post({ model: 'text-embedding-3-small', input: ['a', 'b', 'c'] });
+        assert.equal(res.status, 502);
+        const body: any = await res.json();
+        assert.equal(body.error.code, 'embeddings_incomplete');
+        assert.equal(body.data, undefined);
+      } finally { mock.short = false; }
+    });
+  });
+}
