@@ -13,7 +13,8 @@ import type { Services } from './pipeline/services.js';
 import { compileOrgCatalogues } from './routing/org-catalogue.js';
 import { ensureOrganizations, touchLastUsed } from './store/api-keys-repo.js';
 import { openDatabase } from './store/database.js';
-import { postgresKeyLookup } from './store/key-lookup.js';
+import { openKeyCache } from './store/key-cache.js';
+import { RulesPoller } from './store/rules-poller.js';
 import { UpstreamPools } from './upstream/pools.js';
 import { Upstream } from './upstream/upstream.js';
 
@@ -57,14 +58,25 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await credentials.start();
     cleanup.unshift(() => credentials.stop());
     const metrics = new Metrics(true);
-    const auth = new Authenticator(postgresKeyLookup(db.pool), {
-      ttlMs: config.auth.cache_ttl_ms,
+    const keyCache = await openKeyCache({
+      pool: db.pool, redisUrl: opts.redisUrl, ttlMs: config.auth.cache_ttl_ms, prefix: config.redis.key_prefix, log,
+    });
+    cleanup.unshift(() => keyCache.close());
+    const auth = new Authenticator(keyCache.lookup, {
+      ttlMs: keyCache.lruTtlMs,
       maxEntries: config.auth.cache_size,
       flushEveryMs: config.auth.last_used_flush_ms,
       flushLastUsed: (seen) => touchLastUsed(db.pool, seen),
       onFlushError: (err) => log.warn({ err }, 'last_used_at flush failed; will retry'),
     });
     cleanup.unshift(() => auth.close());
+    keyCache.attach(auth);
+    const rules = new RulesPoller(db.pool, {
+      intervalMs: config.redis.rules_poll_ms,
+      onError: (err) => log.warn({ err }, 'routing rules poll failed; the previous rules stay in force'),
+    });
+    await rules.start();
+    cleanup.unshift(() => rules.stop());
     const pools = new UpstreamPools({
       connectTimeoutMs: config.upstream.connect_timeout_ms,
       headersTimeoutMs: config.upstream.headers_timeout_ms,
@@ -79,7 +91,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       catalogues: compileOrgCatalogues(config),
       auth,
       upstream: new Upstream(pools),
-      rules: () => undefined,
+      rules: rules.match,
+      management: { keyRevoked: (hash) => keyCache.revoked(hash), rulesChanged: () => rules.refresh() },
       policy: undefined,
       traces: opts.traceSink ?? new MemoryTraceSink(),
       log,

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from './config/load-config.js';
 import { createKey, ensureOrganizations, listKeys, revokeKey, type KeyRole } from './store/api-keys-repo.js';
 import { defaultDataDir, openDatabase, type Database } from './store/database.js';
 import { readMigrations } from './store/migrate.js';
+import { announceRevocation } from './store/redis-revocations.js';
 
 const env = process.env;
 
@@ -76,10 +77,14 @@ keys.command('list')
   .action(async (o: { org: string }) => withDatabase(async (db) => print({ data: await listKeys(db.pool, o.org) })));
 keys.command('revoke')
   .argument('<id>', 'key id (key_...)')
-  .action(async (id: string) => withDatabase(async (db) => {
+  .option('-c, --config <file>', 'config file, for redis.key_prefix')
+  .action(async (id: string, o: { config?: string }) => withDatabase(async (db) => {
     const hash = await revokeKey(db.pool, id);
     if (!hash) { process.stderr.write(`no active key ${id}\n`); process.exit(1); }
-    print({ id, revoked: true });
+    // With Redis every instance drops the key at once; without it, within auth.cache_ttl_ms.
+    const prefix = loadConfig(o.config ?? env.SLUICE_CONFIG).redis.key_prefix;
+    const announced = env.REDIS_URL ? await announceRevocation(env.REDIS_URL, prefix, hash, pino({ level: 'error' })) : false;
+    print({ id, revoked: true, announced });
   }));
 
 program.command('migrate')

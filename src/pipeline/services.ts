@@ -1,6 +1,7 @@
 // Everything a request stage may use, built once by app.ts.
 import type { Logger } from 'pino';
 import type pg from 'pg';
+import type { Management } from '../api/management-auth.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Config } from '../config/load-config.js';
 import type { Credentials } from '../config/credentials.js';
@@ -22,6 +23,7 @@ export interface Services {
   auth: Authenticator;
   upstream: Upstream;
   rules: RuleMatcher;
+  management: Management;
   policy: PolicyEngine | undefined;
   traces: TraceSink;
   log: Logger;

@@ -1,0 +1,39 @@
+// /v1/api-keys (Preview, spec 4.4). The secret is returned once, by create;
+// listings never include it. New keys default to role `user` (model endpoints
+// only); an admin may mint another admin key by asking for role `admin`.
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import type { Handler } from '../pipeline/handle-request.js';
+import { readJsonObject } from '../pipeline/read-json.js';
+import { sendEmpty, sendJson } from '../pipeline/reply.js';
+import { createKey, listKeys, revokeKey } from '../store/api-keys-repo.js';
+import { requireAdmin } from './management-auth.js';
+import { parse } from './validate.js';
+
+const createBody = z.strictObject({
+  name: z.string().min(1).max(200),
+  role: z.enum(['admin', 'user']).default('user'),
+});
+
+export const listKeysHandler: Handler = async (svc, ctx, req, res) => {
+  const org = await requireAdmin(svc, ctx, req);
+  ctx.trace.status_code = 200;
+  sendJson(res, 200, JSON.stringify({ object: 'list', data: await listKeys(svc.pool, org) }), ctx.requestId);
+};
+
+export const createKeyHandler: Handler = async (svc, ctx, req, res) => {
+  const org = await requireAdmin(svc, ctx, req);
+  const body = parse(createBody, await readJsonObject(req));
+  const key = await createKey(svc.pool, org, body.name, body.role);
+  ctx.trace.status_code = 201;
+  sendJson(res, 201, JSON.stringify({ object: 'api_key', ...key }), ctx.requestId);
+};
+
+export const revokeKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {
+  const org = await requireAdmin(svc, ctx, req);
+  const hash = await revokeKey(svc.pool, id!, org);
+  if (!hash) throw new GatewayError('not_found', `No API key with id "${id}".`, { param: 'id' });
+  await svc.management.keyRevoked(hash);
+  ctx.trace.status_code = 204;
+  sendEmpty(res, 204, ctx.requestId);
+};

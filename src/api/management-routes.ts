@@ -1,0 +1,18 @@
+// The management endpoints of spec 4.4 (API keys, routes), for the route table.
+import type { Route } from '../pipeline/handle-request.js';
+import { createKeyHandler, listKeysHandler, revokeKeyHandler } from './api-keys.js';
+import {
+  createRouteHandler, deleteRouteHandler, getRouteHandler, listRoutesHandler, patchRouteHandler, replaceRouteHandler,
+} from './routes.js';
+
+export const managementRoutes: Route[] = [
+  { method: 'GET', pattern: '/v1/api-keys', handler: listKeysHandler },
+  { method: 'POST', pattern: '/v1/api-keys', handler: createKeyHandler },
+  { method: 'DELETE', pattern: '/v1/api-keys/:id', handler: revokeKeyHandler },
+  { method: 'GET', pattern: '/v1/routes', handler: listRoutesHandler },
+  { method: 'POST', pattern: '/v1/routes', handler: createRouteHandler },
+  { method: 'GET', pattern: '/v1/routes/:id', handler: getRouteHandler },
+  { method: 'PUT', pattern: '/v1/routes/:id', handler: replaceRouteHandler },
+  { method: 'PATCH', pattern: '/v1/routes/:id', handler: patchRouteHandler },
+  { method: 'DELETE', pattern: '/v1/routes/:id', handler: deleteRouteHandler },
+];
