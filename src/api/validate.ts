@@ -5,7 +5,8 @@ import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
 
 function invalid(error: z.ZodError, prefix: string[] = []): GatewayError {
-  const issue = error.issues[0]!;
+  // An unknown key is usually a misspelling of a missing one, so it names the fault best.
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0]!;
   const path = [...prefix, ...issue.path.map(String)];
   if (issue.code === 'unrecognized_keys') {
     const param = [...path, issue.keys[0]!].join('.');
