@@ -71,6 +71,17 @@ describe('offloading to the worker pool', () => {
     assert.equal((await closed.scanInput('acme', ['a@b.io'])).redactions, 1);
   });
 
+  it('survives engines being closed and created again in one process (re2 reloaded per thread)', async () => {
+    // With threads torn down on close, the next thread to load re2 aborted the process (node-re2 #235).
+    for (let i = 0; i < 3; i++) {
+      for (const threads of [1, 3]) {
+        const engine = createPolicyEngine(policies, { workers: threads, offload_threshold_chars: 10 });
+        assert.equal((await engine.scanInput('acme', ['mail a@b.io about Bluebird'])).redactions, 2);
+        await engine.close();
+      }
+    }
+  });
+
   it('returns worker failures as data, not exceptions', async () => {
     const pool = new PolicyPool({ threads: 1, taskTimeoutMs: 5_000, maxQueue: 10 });
     try {

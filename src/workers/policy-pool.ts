@@ -2,6 +2,17 @@
 // (timeout, full queue, a crashed thread, an error reply) comes back as a
 // PolicyFailure, so the engine has one place that turns it into
 // policy_unavailable and no path lets unscanned text through.
+//
+// Threads are never terminated, and are shared by every engine in the
+// process. re2 1.23 keeps RE2.Set's constructor template in one process-wide
+// handle that each thread loading the addon resets; once the thread that
+// loaded it last has exited, the next load frees a dangling handle and aborts
+// the process ("Check failed: node->IsInUse()", node-re2 issue #235; seen
+// here when one pool was destroyed and another started). So: a timeout is
+// enforced on the main thread and the late task is left to finish (scans are
+// linear, so it does), a closed engine stops sending rather than destroying
+// threads, and the threads are Piscina's minimum, so none is ever recycled.
+// Piscina unrefs idle threads, so they do not hold the process open.
 import { Piscina } from 'piscina';
 import type { OrgPolicyConfig } from '../policy/config-schema.js';
 import type { ModerateReply, PolicyFailure, PolicyReply, PolicyTask, ScanReply } from './protocol.js';
@@ -19,23 +30,38 @@ export interface PoolPolicy {
   config: OrgPolicyConfig;
 }
 
+/** One set of threads per size, for the life of the process. */
+const shared = new Map<number, Piscina<PolicyTask, PolicyReply>>();
+
+function threadsOf(size: number): Piscina<PolicyTask, PolicyReply> {
+  let piscina = shared.get(size);
+  if (piscina === undefined) {
+    piscina = new Piscina({
+      // Compiled layout: this file and the worker sit side by side in dist/src/workers.
+      filename: new URL('./policy.worker.js', import.meta.url).href,
+      minThreads: size,
+      maxThreads: size,
+    });
+    shared.set(size, piscina);
+  }
+  return piscina;
+}
+
+const failure = (message: string): PolicyFailure => ({ ok: false, code: 'policy_failed', message });
+
 export class PolicyPool {
   readonly #piscina: Piscina<PolicyTask, PolicyReply>;
   readonly #timeoutMs: number;
+  readonly #maxQueue: number;
   /** The version each organisation's config was last attached at; later tasks go without it. */
   readonly #sent = new Map<string, string>();
-  /** Piscina would start fresh threads for a task after destroy(); a closed pool refuses instead. */
+  #inFlight = 0;
   #closed = false;
 
   constructor(opts: PolicyPoolOptions) {
-    this.#piscina = new Piscina({
-      // Compiled layout: this file and the worker sit side by side in dist/src/workers.
-      filename: new URL('./policy.worker.js', import.meta.url).href,
-      minThreads: opts.threads,
-      maxThreads: opts.threads,
-      maxQueue: opts.maxQueue,
-    });
+    this.#piscina = threadsOf(opts.threads);
     this.#timeoutMs = opts.taskTimeoutMs;
+    this.#maxQueue = opts.maxQueue;
   }
 
   scan(policy: PoolPolicy, texts: string[]): Promise<ScanReply> {
@@ -57,17 +83,26 @@ export class PolicyPool {
   }
 
   async #send(task: PolicyTask): Promise<PolicyReply> {
+    if (this.#closed) return failure('the policy pool is closed');
+    if (this.#inFlight >= this.#maxQueue) return failure('the policy pool queue is full');
+    this.#inFlight++;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<PolicyFailure>((resolve) => {
+      timer = setTimeout(() => resolve(failure(`no answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
+    });
     try {
-      if (this.#closed) throw new Error('the policy pool is closed');
-      return await this.#piscina.run(task, { signal: AbortSignal.timeout(this.#timeoutMs) });
+      return await Promise.race([this.#piscina.run(task), timeout]);
     } catch (err) {
-      const failure: PolicyFailure = { ok: false, code: 'policy_failed', message: err instanceof Error ? err.message : String(err) };
-      return failure;
+      return failure(err instanceof Error ? err.message : String(err));
+    } finally {
+      clearTimeout(timer);
+      this.#inFlight--;
     }
   }
 
+  /** Stops this engine's use of the threads; they stay for other engines (see the top of this file). */
   close(): Promise<void> {
     this.#closed = true;
-    return this.#piscina.destroy();
+    return Promise.resolve();
   }
 }
