@@ -120,7 +120,8 @@ test('traces without an organisation are counted, not written', async () => {
 });
 
 test('rows for a day without a partition create it; retention drops old days', async () => {
-  const p = pipeline();
+  // Retention long enough that the pipeline's own maintenance keeps 2020; the explicit call below drops it.
+  const p = pipeline({ retention_days: 3650 });
   p.start();
   const old = sampleTrace({ organization_id: 'org_old', created_at: Date.parse('2020-01-15T12:00:00Z'), payload: { request: 1, response: 2 } });
   p.record(old);

@@ -85,11 +85,13 @@ export async function listTraces(
   if (status !== undefined) where += ` AND status_code = $${args.push(status)}`;
   if (provider !== undefined) where += ` AND provider = $${args.push(provider)}`;
   if (cursor !== undefined) {
-    const at = await pool.query<{ created_at: Date }>(
+    const found = await pool.query<{ created_at: Date }>(
       'SELECT created_at FROM traces WHERE organization_id = $1 AND request_id = $2 LIMIT 1', [orgId, cursor]);
-    const row = at.rows[0];
+    const row = found.rows[0];
     if (!row) throw new GatewayError('invalid_request', 'starting_after is not a trace of this organisation.', { param: 'starting_after' });
-    where += ` AND (created_at, request_id) < ($${args.push(row.created_at)}, $${args.push(cursor)})`;
+    // Spelled out rather than as a row comparison, so that `created_at <=` can bound the index scan.
+    const at = `$${args.push(row.created_at)}`;
+    where += ` AND created_at <= ${at} AND (created_at < ${at} OR request_id < $${args.push(cursor)})`;
   }
   const res = await pool.query<Row>(
     `SELECT ${VIEW_COLUMNS} FROM traces WHERE ${where} ORDER BY created_at DESC, request_id DESC LIMIT ${limit + 1}`, args);

@@ -67,6 +67,7 @@ export class Spool {
   private nextSeq = 0;
   private active: { path: string; fh: FileHandle; bytes: number; dirty: boolean } | undefined;
   private fsyncTimer: NodeJS.Timeout | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly dir: string, private readonly fsync: FsyncPolicy, fsyncIntervalMs: number) {
     mkdirSync(dir, { recursive: true });
@@ -95,8 +96,17 @@ export class Spool {
     return this.active !== undefined && this.active.bytes > 0;
   }
 
-  /** Appends one batch. Resolves once the bytes are written (and synced, under 'always'). Callers serialise appends. */
-  async append(rows: readonly TraceRecord[]): Promise<number> {
+  /**
+   * Appends one batch. Resolves once the bytes are written (and synced, under
+   * 'always'). Concurrent calls are chained, so records land in call order.
+   */
+  append(rows: readonly TraceRecord[]): Promise<number> {
+    const next = this.tail.then(() => this.appendNow(rows));
+    this.tail = next.catch(() => {});
+    return next;
+  }
+
+  private async appendNow(rows: readonly TraceRecord[]): Promise<number> {
     const rec = encodeRecord(rows);
     if (this.active && this.active.bytes + rec.length > MAX_SEGMENT_BYTES && this.active.bytes > 0) await this.seal();
     if (!this.active) {
@@ -122,6 +132,7 @@ export class Spool {
 
   /** Closes the active segment so that replay may take it. */
   async seal(): Promise<void> {
+    await this.tail;
     const a = this.active;
     if (!a) return;
     this.active = undefined;
