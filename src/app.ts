@@ -100,8 +100,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
 
     let inflight = 0;
+    let draining = false;
     let drained: (() => void) | undefined;
     const handler = createRequestHandler(services, routes, {
+      accepting: () => !draining,
       begin: () => { inflight++; },
       end: () => { if (--inflight === 0) drained?.(); },
     });
@@ -120,6 +122,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       services,
       databaseUrl: db.url,
       async close() {
+        draining = true;
         await server.close();
         if (inflight > 0) {
           await new Promise<void>((ok) => {

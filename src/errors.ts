@@ -20,7 +20,6 @@ export const ERRORS = {
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist or is not activated for this organisation.' },
   model_not_configured: { status: 409, type: 'invalid_request_error', message: 'The model\'s provider has no credential mounted.' },
   no_model_available: { status: 422, type: 'invalid_request_error', message: 'No activated, configured model fits this request.' },
-  context_length_exceeded: { status: 400, type: 'invalid_request_error', message: 'The prompt plus max_tokens exceeds the model\'s context window.' },
   route_target_invalid: { status: 409, type: 'invalid_request_error', message: 'A routing rule points at a model that cannot be used.' },
   conflict: { status: 409, type: 'invalid_request_error', message: 'The object conflicts with an existing one.' },
   embeddings_unsupported: { status: 400, type: 'invalid_request_error', message: 'This model\'s provider has no embeddings API.' },

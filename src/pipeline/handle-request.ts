@@ -31,7 +31,14 @@ function match(parts: string[], path: string[]): string[] | undefined {
   return params;
 }
 
-export function createRequestHandler(svc: Services, routes: readonly Route[], hooks: { begin(): void; end(): void }): RequestHandler {
+export interface LifecycleHooks {
+  /** False once draining: new requests on kept-alive connections are turned away. */
+  accepting(): boolean;
+  begin(): void;
+  end(): void;
+}
+
+export function createRequestHandler(svc: Services, routes: readonly Route[], hooks: LifecycleHooks): RequestHandler {
   const compiled: Compiled[] = routes.map((r) => ({ ...r, parts: r.pattern.split('/').filter(Boolean) }));
   const exact = new Map(compiled.filter((r) => !r.pattern.includes(':')).map((r) => [`${r.method} ${r.pattern}`, r]));
 
@@ -51,7 +58,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
 
   return (req, res) => {
     hooks.begin();
-    const found = find(req);
+    const found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
     const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
     const run = found instanceof GatewayError ? Promise.reject(found) : found.route.handler(svc, ctx, req, res, found.params);
     run.catch((err) => {
