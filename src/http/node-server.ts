@@ -3,12 +3,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
+import { ClientSignal } from './client-signal.js';
 import type { GatewayRequest, GatewayResponse, HeaderList, HttpServer, RequestHandler, ServerOptions } from './types.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 class NodeResponse implements GatewayResponse {
-  private readonly controller = new AbortController();
+  readonly signal = new ClientSignal();
   aborted = false;
   started = false;
   closeAfter = false;
@@ -17,11 +18,9 @@ class NodeResponse implements GatewayResponse {
     res.on('close', () => {
       if (res.writableFinished) return;
       this.aborted = true;
-      this.controller.abort();
+      this.signal.abort();
     });
   }
-
-  get signal(): AbortSignal { return this.controller.signal; }
 
   private head(status: number, headers: HeaderList): void {
     const flat: string[] = [];

@@ -1,3 +1,5 @@
+import type { ClientSignal } from './client-signal.js';
+
 // The thin server interface. The pipeline is written against these two objects
 // only, so uWebSockets.js and the node:http fallback are interchangeable.
 
@@ -17,7 +19,7 @@ export interface GatewayRequest {
 
 export interface GatewayResponse {
   /** Aborted when the client goes away, so that the upstream call is cancelled with it. */
-  readonly signal: AbortSignal;
+  readonly signal: ClientSignal;
   readonly aborted: boolean;
   /** True once status and headers are out: later failures can only end the stream. */
   readonly started: boolean;

@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
+import { ClientSignal } from './client-signal.js';
 import { statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -20,7 +21,7 @@ export function loadUws(): Uws | undefined {
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 class UwsResponse implements GatewayResponse {
-  private readonly controller = new AbortController();
+  readonly signal = new ClientSignal();
   private drain: (() => void) | undefined;
   aborted = false;
   started = false;
@@ -32,12 +33,10 @@ class UwsResponse implements GatewayResponse {
     res.onAborted(() => {
       this.aborted = true;
       this.finished = true;
-      this.controller.abort();
+      this.signal.abort();
       this.drain?.();
     });
   }
-
-  get signal(): AbortSignal { return this.controller.signal; }
 
   private head(status: number, headers: HeaderList): void {
     this.res.writeStatus(statusLine(status));

@@ -5,9 +5,10 @@ import type { Dispatcher } from 'undici';
 import type { ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { UpstreamPools } from './pools.js';
+import type { ClientSignal } from '../http/client-signal.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
-export async function send(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+export async function send(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<Dispatcher.ResponseData> {
   let res: Dispatcher.ResponseData;
   try {
     res = await pools.get(up.url.origin).request({
@@ -27,7 +28,7 @@ export async function send(pools: UpstreamPools, adapter: ProviderAdapter, up: U
   return res;
 }
 
-export async function sendJson(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: AbortSignal): Promise<unknown> {
+export async function sendJson(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<unknown> {
   const res = await send(pools, adapter, up, signal);
   try {
     return await res.body.json();

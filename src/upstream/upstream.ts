@@ -6,6 +6,7 @@ import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js
 import { adapterFor } from '../providers/registry.js';
 import { send, sendJson, sseEvents } from './http-dispatch.js';
 import type { UpstreamPools } from './pools.js';
+import type { ClientSignal } from '../http/client-signal.js';
 
 export interface ChatOutcome {
   result: ChatResult;
@@ -26,7 +27,7 @@ export class Upstream {
     return a;
   }
 
-  async chat(target: UpstreamTarget, req: ChatRequest, signal: AbortSignal): Promise<ChatOutcome> {
+  async chat(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
     if (target.kind === 'mock') return { result: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }) };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
@@ -34,7 +35,7 @@ export class Upstream {
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: AbortSignal): Promise<{ events: AsyncGenerator<StreamEvent>; sent: string }> {
+  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncGenerator<StreamEvent>; sent: string }> {
     if (target.kind === 'mock') return { events: fromArray(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }) };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
@@ -42,7 +43,7 @@ export class Upstream {
     return { events: sseEvents(res, adapter), sent: up.body };
   }
 
-  async embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: AbortSignal): Promise<{ result: EmbeddingsResult; sent: string }> {
+  async embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal): Promise<{ result: EmbeddingsResult; sent: string }> {
     if (target.kind === 'mock') return { result: mockEmbeddings(req), sent: JSON.stringify({ model: target.model, input: req.input }) };
     const adapter = this.adapter(target);
     if (!adapter.embeddingsRequest || !adapter.embeddingsResponse) {
