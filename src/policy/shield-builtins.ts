@@ -1,19 +1,23 @@
 // The built-in prompt shield: phrasings that recur in prompt-injection and
-// jailbreak attempts. They aim at instructions aimed at the model ("ignore
-// previous instructions", "you are now DAN"), not at topics, so that a prompt
-// that merely discusses jailbreaks in general passes. All are RE2 syntax,
-// case-insensitive, and run through the same RuleSet as organisation rules.
+// jailbreak attempts. They aim at instructions to the model ("ignore previous
+// instructions", "you are now DAN"), not at topics, so a prompt that discusses
+// jailbreaks passes; and each names what is being overridden ("instructions",
+// "restrictions"), so everyday phrases ("ignore the previous message",
+// "enable developer mode on my phone", "imagine you have no money") pass too.
+// All are RE2 syntax, case-insensitive, run through the same RuleSet as
+// organisation rules.
 
 const I = '(?i)';
-const PRIOR = '(?:all\\s+|any\\s+|the\\s+|your\\s+|of\\s+)*(?:previous|prior|above|preceding|earlier|original|system|initial)';
-const RULES_WORD = '(?:instructions?|prompts?|rules|directives|guidelines|context|messages?)';
+const PRIOR = '(?:(?:all|any|the|your|of|my|these|those)\\s+)*(?:previous|prior|above|preceding|earlier|original|system|initial)';
+const RULES = '(?:instructions?|prompts?|rules|directives|guidelines)';
+const LIMITS = '(?:restrictions|rules|filters|limits|limitations|guidelines|censorship|ethics|content\\s+polic(?:y|ies))';
 
 export const BUILTIN_SHIELD: readonly { name: string; source: string }[] = [
-  { name: 'ignore_previous', source: `${I}\\b(?:ignore|disregard|forget|override|bypass|skip)\\s+${PRIOR}\\s+${RULES_WORD}` },
-  { name: 'new_instructions', source: `${I}\\b(?:new|updated|real)\\s+(?:system\\s+)?instructions\\s*:\\s` },
-  { name: 'reveal_system_prompt', source: `${I}\\b(?:reveal|print|show|repeat|output|leak|display)\\s+(?:me\\s+)?(?:your|the)\\s+(?:full\\s+|hidden\\s+|secret\\s+|initial\\s+)?(?:system\\s+prompt|instructions|initial\\s+prompt)` },
-  { name: 'dan_persona', source: `${I}\\b(?:you\\s+are\\s+(?:now\\s+)?DAN\\b|do\\s+anything\\s+now)` },
-  { name: 'developer_mode', source: `${I}\\b(?:enable|activate|enter)\\s+(?:developer|god|jailbreak|unrestricted)\\s+mode\\b` },
-  { name: 'no_restrictions', source: `${I}\\b(?:pretend|act|behave|imagine)\\s+(?:that\\s+|as\\s+if\\s+|like\\s+)?you\\s+(?:are|have|were)\\s+(?:an?\\s+)?(?:no|without|free\\s+(?:of|from)|unrestricted|unfiltered|uncensored)\\b` },
+  { name: 'ignore_previous', source: `${I}\\b(?:ignore|disregard|forget|override|bypass)\\s+${PRIOR}\\s+${RULES}\\b` },
+  { name: 'new_system_prompt', source: `${I}\\b(?:new|updated|real)\\s+system\\s+(?:instructions|prompt)\\s*:` },
+  { name: 'reveal_system_prompt', source: `${I}\\b(?:reveal|print|show|repeat|output|leak|display)\\s+(?:me\\s+)?(?:your|the)\\s+(?:full\\s+|exact\\s+)?(?:system\\s+prompt|initial\\s+prompt|(?:hidden|secret|system|original)\\s+instructions)` },
+  { name: 'dan_persona', source: `${I}\\b(?:you\\s+are\\s+(?:now\\s+)?DAN\\b|do\\s+anything\\s+now\\b)` },
+  { name: 'jailbreak_mode', source: `${I}\\b(?:(?:jailbreak|god|unrestricted|DAN)\\s+mode\\b|developer\\s+mode\\s+(?:enabled|output|response))` },
+  { name: 'no_restrictions', source: `${I}\\b(?:pretend|act|behave|imagine)\\s+(?:that\\s+|as\\s+if\\s+|like\\s+)?you\\s+(?:are|have|were)\\s+(?:an?\\s+)?(?:(?:no|without)\\s+(?:any\\s+)?${LIMITS}|free\\s+(?:of|from)\\s+(?:all\\s+)?${LIMITS}|unrestricted|unfiltered|uncensored|jailbroken)\\b` },
   { name: 'fake_system_turn', source: `${I}(?:^|\\n)\\s*(?:\\[system\\]|<\\|im_start\\|>\\s*system|###\\s*system\\s*:|<system>)` },
 ];
