@@ -29,6 +29,7 @@ const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 2_000;
 const MAINTENANCE_MS = 3_600_000;
 const MAX_INFLIGHT = 2;
+const COALESCE = 5;
 
 export class TracePipeline implements TraceSink {
   private buf: TraceRecord[] = [];
@@ -137,9 +138,10 @@ export class TracePipeline implements TraceSink {
       if (spilled) { await this.toSpool(spilled); continue; }
       const closing = this.state === 'closing';
       const n = this.buf.length;
-      if (n > 0 && (closing || n >= this.s.batch_size || performance.now() - this.oldestAt >= this.s.batch_age_ms)) {
+      const aged = n > 0 && (closing || performance.now() - this.oldestAt >= this.s.batch_age_ms);
+      if (aged || n >= this.s.batch_size) {
         if (this.inflight.size >= MAX_INFLIGHT) await Promise.race(this.inflight);
-        else this.startFlush(this.takeBatch());
+        else this.startFlush(this.takeBatch(aged));
         continue;
       }
       if (this.spoolPending && this.pgUp() && this.inflight.size === 0 && await this.replayNext()) continue;
@@ -164,14 +166,21 @@ export class TracePipeline implements TraceSink {
     this.inflight.add(f);
   }
 
-  private takeBatch(): TraceRecord[] {
+  /**
+   * A backlog of several full batches goes out as one COPY (up to COALESCE of
+   * them): fewer commits per row when the writer is behind. A batch flushed
+   * for its age or at close takes everything, up to the same cap.
+   */
+  private takeBatch(byAge: boolean): TraceRecord[] {
     const b = this.buf;
-    if (b.length <= this.s.batch_size) {
+    const bs = this.s.batch_size;
+    const n = Math.min(b.length, COALESCE * bs, byAge ? b.length : Math.floor(b.length / bs) * bs);
+    if (n === b.length) {
       this.buf = [];
       return b;
     }
-    this.oldestAt = performance.now();
-    return b.splice(0, this.s.batch_size);
+    if (!byAge) this.oldestAt = performance.now();
+    return b.splice(0, n);
   }
 
   private idle(): Promise<void> {
