@@ -19,7 +19,7 @@ const policies = {
 function bigTexts(): string[] {
   const para = 'Meeting notes: ping jane.doe@example.com or +44 20 7946 0958 about EMP-004211 and Bluebird; '
     + 'card 4111 1111 1111 1111, host 10.0.0.1, version 1.2.3, key AKIAIOSFODNN7EXAMPLE. ';
-  return [para.repeat(200), 'short one: bob@example.com', `${para.repeat(50)}jane.doe@example.com`];
+  return [para.repeat(200), 'short one: bob@example.com', 'nothing secret here. '.repeat(100), `${para.repeat(50)}jane.doe@example.com`];
 }
 
 describe('offloading to the worker pool', () => {
@@ -98,7 +98,9 @@ describe('offloading to the worker pool', () => {
     const config = orgPolicySchema.parse({ dlp: { detectors: ['email'] }, shield: { builtin: false } });
     assert.deepEqual(runTask({ op: 'scan', policy: { orgId: 'w', version: 'v1' }, texts: ['a@b.io'] }), { ok: false, code: 'config_missing' });
     const first = runTask({ op: 'scan', policy: { orgId: 'w', version: 'v1', config }, texts: ['a@b.io'] });
-    assert.deepEqual(first, { ok: true, scan: { texts: ['[EMAIL_1]'], redactions: 1, byType: { email: 1 } } });
+    assert.deepEqual(first, { ok: true, scan: { changed: ['[EMAIL_1]'], redactions: 1, byType: { email: 1 } } });
+    const clean = runTask({ op: 'scan', policy: { orgId: 'w', version: 'v1' }, texts: ['a@b.io', 'nothing here'] });
+    assert.deepEqual(clean, { ok: true, scan: { changed: ['[EMAIL_1]', null], redactions: 1, byType: { email: 1 } } });
     assert.deepEqual(runTask({ op: 'scan', policy: { orgId: 'w', version: 'v1' }, texts: ['a@b.io'] }), first);
     assert.deepEqual(runTask({ op: 'scan', policy: { orgId: 'w', version: 'v2' }, texts: ['a@b.io'] }), { ok: false, code: 'config_missing' });
   });

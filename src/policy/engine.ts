@@ -75,7 +75,10 @@ class Engine implements PolicyEngine {
     let outcome: ScanOutcome;
     if (this.#pool !== undefined && totalLength(texts) >= this.#threshold) {
       const reply = await this.#pool.scan(org.pool, texts);
-      if (reply.ok) outcome = { blocked: false, scan: reply.scan };
+      if (reply.ok) {
+        const { changed, redactions, byType } = reply.scan;
+        outcome = { blocked: false, scan: { texts: changed.map((t, i) => t ?? texts[i]!), redactions, byType } };
+      }
       else if (reply.code === 'prompt_blocked') outcome = { blocked: true, rule: reply.rule };
       else throw this.#unavailable(orgId, reply.code === 'policy_failed' ? reply.message : reply.code);
     } else {

@@ -26,7 +26,9 @@ export default function run(task: PolicyTask): PolicyReply {
     if (policy === undefined) return { ok: false, code: 'config_missing' };
     if (task.op === 'moderate') return { ok: true, verdict: moderateText(policy, task.text) };
     const outcome = scanTexts(policy, task.texts);
-    return outcome.blocked ? { ok: false, code: 'prompt_blocked', rule: outcome.rule } : { ok: true, scan: outcome.scan };
+    if (outcome.blocked) return { ok: false, code: 'prompt_blocked', rule: outcome.rule };
+    const { texts, redactions, byType } = outcome.scan;
+    return { ok: true, scan: { changed: texts.map((t, i) => (t === task.texts[i] ? null : t)), redactions, byType } };
   } catch (err) {
     return { ok: false, code: 'policy_failed', message: err instanceof Error ? err.message : String(err) };
   }

@@ -24,8 +24,16 @@ export type PolicyFailure =
   /** Anything the worker could not do; the engine maps it to policy_unavailable. */
   | { ok: false; code: 'policy_failed'; message: string };
 
+/**
+ * A scan result with unchanged texts sent back as null: most texts have
+ * nothing to redact, and a large one would otherwise be copied back whole.
+ */
+export interface ScanResult extends Omit<InputScan, 'texts'> {
+  changed: (string | null)[];
+}
+
 export type ScanReply =
-  | { ok: true; scan: InputScan }
+  | { ok: true; scan: ScanResult }
   | { ok: false; code: 'prompt_blocked'; rule: string }
   | PolicyFailure;
 
