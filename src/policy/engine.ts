@@ -78,9 +78,11 @@ class Engine implements PolicyEngine {
       if (reply.ok) {
         const { changed, redactions, byType } = reply.scan;
         outcome = { blocked: false, scan: { texts: changed.map((t, i) => t ?? texts[i]!), redactions, byType } };
+      } else if (reply.code === 'prompt_blocked') {
+        outcome = { blocked: true, rule: reply.rule };
+      } else {
+        throw this.#unavailable(orgId, reply.code === 'policy_failed' ? reply.message : reply.code);
       }
-      else if (reply.code === 'prompt_blocked') outcome = { blocked: true, rule: reply.rule };
-      else throw this.#unavailable(orgId, reply.code === 'policy_failed' ? reply.message : reply.code);
     } else {
       outcome = this.#inline(orgId, () => scanTexts(org.compiled, texts));
     }
