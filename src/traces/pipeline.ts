@@ -42,6 +42,7 @@ export class TracePipeline implements TraceSink {
   private wakeFn: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private maintenance: NodeJS.Timeout | undefined;
+  private maintaining: Promise<void> | undefined;
   private downUntil = 0;
   private backoff = 0;
   private spoolPending: boolean;
@@ -85,7 +86,7 @@ export class TracePipeline implements TraceSink {
     this.state = 'running';
     this.loop = this.run();
     const maintain = (): void => {
-      this.partitions.maintain(this.pool, this.s.retention_days)
+      this.maintaining = this.partitions.maintain(this.pool, this.s.retention_days)
         .then((dropped) => { if (dropped > 0) this.log?.info({ dropped }, 'trace partitions past retention dropped'); })
         .catch((err: unknown) => this.log?.warn({ err }, 'trace partition maintenance failed; will retry'));
     };
@@ -104,6 +105,8 @@ export class TracePipeline implements TraceSink {
     this.state = 'closing';
     this.downUntil = 0;
     clearInterval(this.maintenance);
+    // The caller ends the pool after close(); no query of ours may still be running then.
+    await this.maintaining;
     this.wake();
     await this.loop;
     await this.spool.close();
@@ -188,7 +191,8 @@ export class TracePipeline implements TraceSink {
       this.wakeFn = res;
       let delay: number | undefined;
       if (this.buf.length > 0) delay = Math.max(0, this.oldestAt + this.s.batch_age_ms - performance.now());
-      else if (this.spoolPending) delay = Math.max(0, this.downUntil - Date.now());
+      // With a flush in flight, its completion wakes the loop; a timer would only spin.
+      else if (this.spoolPending && this.inflight.size === 0) delay = Math.max(0, this.downUntil - Date.now());
       if (delay !== undefined) this.timer = setTimeout(() => this.wake(), delay);
     });
   }
