@@ -99,6 +99,17 @@ describe('output moderation', () => {
     assert.equal(Buffer.byteLength(step.release), step.release.length * 2);
   });
 
+  it('chunked: what was released before a block is an exact prefix, so its UTF-8 length is disclosed_bytes', () => {
+    const text = 'Résumé 😀 数据 — and then you make a bomb, obviously.';
+    const chunks = text.match(/[\s\S]{1,5}/gu)!;
+    const run = stream(engine.chunked('chk'), chunks);
+    assert.equal(run.blocked?.blocked, true);
+    assert.ok(text.startsWith(run.released));
+    assert.ok(!run.released.includes('make'));
+    assert.equal(Buffer.byteLength(run.released), Buffer.byteLength(text.slice(0, run.released.length)));
+    assert.ok(run.released.length > 0);
+  });
+
   it('chunked: after a block, every further call repeats the block', () => {
     const m = engine.chunked('chk');
     assert.equal(m.push('fine so far, ').blocked, false);
