@@ -63,6 +63,19 @@ describe('offloading to the worker pool', () => {
     }
   });
 
+  it('fails closed, at once, when more tasks are in flight than max_queue', async () => {
+    const narrow = createPolicyEngine(policies, { workers: 1, offload_threshold_chars: 1_000, max_queue: 1 });
+    try {
+      const texts = bigTexts();
+      const results = await Promise.allSettled([narrow.scanInput('acme', texts), narrow.scanInput('acme', texts)]);
+      assert.equal(results[0]!.status, 'fulfilled');
+      assert.equal(results[1]!.status, 'rejected');
+      assert.equal((results[1] as PromiseRejectedResult).reason.code, 'policy_unavailable');
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('fails closed once the pool is closed', async () => {
     const closed = createPolicyEngine(policies, { workers: 1, offload_threshold_chars: 10 });
     await closed.close();

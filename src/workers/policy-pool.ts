@@ -85,18 +85,20 @@ export class PolicyPool {
   async #send(task: PolicyTask): Promise<PolicyReply> {
     if (this.#closed) return failure('the policy pool is closed');
     if (this.#inFlight >= this.#maxQueue) return failure('the policy pool queue is full');
+    // Counted until the thread is done with it, not until the caller gave up,
+    // so tasks left running after a timeout still count against the cap.
     this.#inFlight++;
+    const done = this.#piscina.run(task).finally(() => this.#inFlight--);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<PolicyFailure>((resolve) => {
       timer = setTimeout(() => resolve(failure(`no answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
     });
     try {
-      return await Promise.race([this.#piscina.run(task), timeout]);
+      return await Promise.race([done, timeout]);
     } catch (err) {
       return failure(err instanceof Error ? err.message : String(err));
     } finally {
       clearTimeout(timer);
-      this.#inFlight--;
     }
   }
 
