@@ -134,3 +134,15 @@ test('rows for a day without a partition create it; retention drops old days', a
   const parts = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'traces_p%'");
   assert.ok(parts.rows[0].n >= 4, 'yesterday to two days ahead remain');
 });
+
+test('a payload JSON cannot encode does not hold up its batch', async () => {
+  const p = pipeline();
+  p.start();
+  const t = sampleTrace({ organization_id: 'org_bigint', payload: { request: { n: 1n }, response: null } });
+  p.record(t);
+  p.record(sampleTrace({ organization_id: 'org_bigint' }));
+  await p.close();
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_bigint'])).rows, 2);
+  assert.match(String((await fetchPayload(pool, t.request_id) as { error?: string }).error), /not serialisable/);
+  assert.equal(p.metrics.rowsSpooled, 0);
+});

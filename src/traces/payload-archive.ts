@@ -15,8 +15,19 @@ const gunzipAsync = promisify(gunzip);
 
 export type Payload = NonNullable<TraceRecord['payload']>;
 
+/**
+ * A payload JSON cannot encode (a BigInt, a cycle) is archived as an error
+ * note: throwing here would fail its whole batch on every retry, and block
+ * the spool replay behind it.
+ */
 export async function compressPayload(payload: Payload): Promise<Buffer> {
-  return gzipAsync(JSON.stringify({ request: payload.request ?? null, response: payload.response ?? null }), { level: 6 });
+  let json: string;
+  try {
+    json = JSON.stringify({ request: payload.request ?? null, response: payload.response ?? null });
+  } catch (err) {
+    json = JSON.stringify({ request: null, response: null, error: `payload not serialisable: ${(err as Error).message}` });
+  }
+  return gzipAsync(json, { level: 6 });
 }
 
 export async function decompressPayload(body: Buffer): Promise<Payload> {
