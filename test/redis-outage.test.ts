@@ -1,7 +1,8 @@
 // Redis killed mid-test (spec 5.4, issue 3): two instances share one Postgres
 // and a private redis-server. While it is down, valid keys keep working with no
 // hang, new keys authenticate from Postgres, and a revocation still takes
-// effect on the other instance within auth.cache_ttl_ms. Once Redis is back,
+// effect on the other instance within auth.cache_ttl_ms, and a new instance
+// starts and serves. Once Redis is back,
 // lookups are cached there again and revocations travel by pub/sub again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,6 +33,9 @@ describe('Redis stopped mid-test', { skip }, () => {
   let redis: PrivateRedis;
   let a: App;
   let b: App;
+  /** Started while Redis is down. */
+  let c: App | undefined;
+  let start: () => Promise<App>;
   let admin: string;
   let dir: string;
   const prefix = 'sluice-outage:';
@@ -42,7 +46,7 @@ describe('Redis stopped mid-test', { skip }, () => {
     redis = await startPrivateRedis();
     dir = mkdtempSync(join(tmpdir(), 'sluice-outage-'));
     const config = buildConfig(routingConfig('http://127.0.0.1:9', { auth: { cache_ttl_ms: TTL_MS }, redis: { key_prefix: prefix, rules_poll_ms: 2_000 } }));
-    const start = () => startApp({
+    start = () => startApp({
       config, databaseUrl: db.url, redisUrl: redis.url, dataDir: dir, host: '127.0.0.1', port: 0, logger: pino({ level: 'silent' }),
     });
     a = await start();
@@ -53,6 +57,7 @@ describe('Redis stopped mid-test', { skip }, () => {
   after(async () => {
     await a?.close();
     await b?.close();
+    await c?.close();
     await redis?.kill();
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -84,6 +89,11 @@ describe('Redis stopped mid-test', { skip }, () => {
     }
     assert.ok(worst < 500, `no request hangs on the dead Redis (worst ${worst.toFixed(1)} ms)`);
 
+    const t0 = Date.now();
+    c = await start();
+    assert.ok(Date.now() - t0 < 5_000, 'an instance starts without Redis');
+    assert.equal(await status(c, steady.key), 200, 'and serves');
+
     const fresh = await newKey('made-while-down');
     assert.equal(await status(b, fresh.key), 200, 'a never-cached key authenticates from Postgres');
 
@@ -110,10 +120,12 @@ describe('Redis stopped mid-test', { skip }, () => {
       // Give both subscribers the same backoff to resubscribe.
       await new Promise((ok) => setTimeout(ok, 2_500));
       assert.equal(await status(b, k.key), 200);
+      assert.equal(await status(c!, k.key), 200);
       assert.equal(await probe.exists(cacheKey), 1);
       await revoke(k.id);
-      // The LRU alone would keep the key for TTL/2; only the published invalidation is this fast.
-      const ms = await within(TTL_MS / 4, async () => (await status(b, k.key)) === 401);
+      // The LRU alone would keep the key for TTL/2; only the published invalidation is this fast,
+      // on C too, which first subscribed when Redis came back.
+      const ms = await within(TTL_MS / 4, async () => (await status(b, k.key)) === 401 && (await status(c!, k.key)) === 401);
       assert.equal(await probe.exists(cacheKey), 0);
       t.diagnostic(`after the restart B refused a revoked key after ${ms} ms`);
     } finally {
