@@ -140,3 +140,20 @@ test('garbage appended to a segment is reported, and the records before it survi
   assert.equal(p.metrics.badSpoolRecords, 1);
   assert.equal((await countRows(pool, 'organization_id = $1', ['org_garbage'])).rows, 3);
 });
+
+test('a full segment rolls over to the next; replay takes them oldest first', async () => {
+  const dataDir = tempDir();
+  const spoolDir = join(dataDir, 'trace-spool');
+  const spool = new Spool(spoolDir, 'always', 1000, 2000);
+  const batches = Array.from({ length: 6 }, () => batch('org_roll', 5));
+  await Promise.all(batches.map((b) => spool.append(b)));
+  await spool.close();
+  const files = readdirSync(spoolDir).sort();
+  assert.ok(files.length >= 3, `rolled over (${files.length} segments)`);
+  const order = (await Promise.all(files.map((f) => spool.read(join(spoolDir, f))))).flatMap((c) => c.batches.flat().map((t) => t.request_id));
+  assert.deepEqual(order, batches.flat().map((t) => t.request_id), 'records land in call order across segments');
+  const p = new TracePipeline({ pool, settings: traceSettings(), dataDir });
+  await p.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_roll']), { rows: 30, distinct: 30 });
+  assert.deepEqual(readdirSync(spoolDir), []);
+});

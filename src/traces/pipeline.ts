@@ -5,7 +5,7 @@
 //
 // Durability: a row is safe once it is committed in Postgres or appended to
 // the spool. Until then it lives only in memory: a kill -9 loses at most the
-// buffer plus the batch being written, never a row already in the spool.
+// buffer plus the batches being written, never a row already in the spool.
 import type pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
@@ -109,8 +109,9 @@ export class TracePipeline implements TraceSink {
     await this.maintaining;
     this.wake();
     await this.loop;
-    await this.spool.close();
+    // From here on record() writes straight to the spool; nothing may land in a buffer no loop drains.
     this.state = 'closed';
+    await this.spool.close();
   }
 
   private recordAfterClose(trace: TraceRecord): void {

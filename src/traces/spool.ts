@@ -69,7 +69,10 @@ export class Spool {
   private fsyncTimer: NodeJS.Timeout | undefined;
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly dir: string, private readonly fsync: FsyncPolicy, fsyncIntervalMs: number) {
+  constructor(
+    readonly dir: string, private readonly fsync: FsyncPolicy, fsyncIntervalMs: number,
+    private readonly maxSegmentBytes = MAX_SEGMENT_BYTES,
+  ) {
     mkdirSync(dir, { recursive: true });
     for (const seq of this.existingSeqs()) this.nextSeq = Math.max(this.nextSeq, seq + 1);
     if (fsync === 'interval') {
@@ -101,23 +104,33 @@ export class Spool {
    * 'always'). Concurrent calls are chained, so records land in call order.
    */
   append(rows: readonly TraceRecord[]): Promise<number> {
-    const next = this.tail.then(() => this.appendNow(rows));
+    return this.serially(() => this.appendNow(rows));
+  }
+
+  private serially<T>(op: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(op);
     this.tail = next.catch(() => {});
     return next;
   }
 
   private async appendNow(rows: readonly TraceRecord[]): Promise<number> {
     const rec = encodeRecord(rows);
-    if (this.active && this.active.bytes + rec.length > MAX_SEGMENT_BYTES && this.active.bytes > 0) await this.seal();
+    if (this.active && this.active.bytes + rec.length > this.maxSegmentBytes && this.active.bytes > 0) await this.sealNow();
     if (!this.active) {
       const path = this.nameFor(this.nextSeq++);
       this.active = { path, fh: await open(path, 'a'), bytes: 0, dirty: false };
       if (this.fsync === 'always') this.syncDir();
     }
-    await this.active.fh.write(rec);
-    this.active.bytes += rec.length;
-    if (this.fsync === 'always') await this.active.fh.datasync();
-    else this.active.dirty = true;
+    try {
+      await this.active.fh.write(rec);
+      this.active.bytes += rec.length;
+      if (this.fsync === 'always') await this.active.fh.datasync();
+      else this.active.dirty = true;
+    } catch (err) {
+      // A partial write would misalign every later record of this segment: start a new one.
+      await this.sealNow().catch(() => {});
+      throw err;
+    }
     return rec.length;
   }
 
@@ -130,9 +143,12 @@ export class Spool {
     } finally { closeSync(fd); }
   }
 
-  /** Closes the active segment so that replay may take it. */
-  async seal(): Promise<void> {
-    await this.tail;
+  /** Closes the active segment, after any pending append, so that replay may take it. */
+  seal(): Promise<void> {
+    return this.serially(() => this.sealNow());
+  }
+
+  private async sealNow(): Promise<void> {
     const a = this.active;
     if (!a) return;
     this.active = undefined;
