@@ -76,6 +76,7 @@ test('a 20 s Postgres outage under load loses nothing and duplicates nothing', {
   assert.equal(m.rowsWritten + m.rowsReplayed, recorded);
   assert.equal(m.badSpoolRecords, 0);
   assert.deepEqual(readdirSync(join(dataDir, 'trace-spool')), [], 'spool drained');
-  assert.ok(maxRecordNs < 5_000_000n, `record() never blocked (max ${maxRecordNs} ns)`);
+  // A wait on Postgres or the disk would take as long as the connect timeout; a GC pause is milliseconds.
+  assert.ok(maxRecordNs < 50_000_000n, `record() never blocked (max ${maxRecordNs} ns)`);
   await pool.end();
 });
