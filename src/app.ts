@@ -7,6 +7,7 @@ import type { Config } from './config/load-config.js';
 import type { TraceRecord, TraceSink } from './domain.js';
 import { createHttpServer, type HttpChoice } from './http/create-server.js';
 import { Metrics } from './metrics.js';
+import { createPolicyEngine } from './policy/engine.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
 import type { Services } from './pipeline/services.js';
@@ -84,6 +85,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
       connections: config.upstream.connections_per_origin,
     });
     cleanup.unshift(() => pools.close());
+    // Only organisations with a `policy` block are scanned; the engine (and its worker threads) exists only if one has.
+    const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
+    const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log) : undefined;
+    if (policy) cleanup.unshift(() => policy.close());
     const services: Services = {
       config,
       pool: db.pool,
@@ -93,7 +98,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       upstream: new Upstream(pools),
       rules: rules.match,
       management: { keyRevoked: (hash) => keyCache.revoked(hash), rulesChanged: () => rules.refresh() },
-      policy: undefined,
+      policy,
       traces: opts.traceSink ?? new MemoryTraceSink(),
       log,
       metrics,

@@ -26,8 +26,9 @@ export function replaceTexts(messages: readonly ChatMessage[], texts: readonly s
 
 /** Scans `texts`, records the count on the trace, and returns the scan (undefined when no policy engine runs). */
 export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[]): Promise<InputScan | undefined> {
-  if (!svc.policy || !texts.length) return undefined;
-  const scan = await svc.policy.scanInput(ctx.key!.organization_id, texts);
+  const org = ctx.key!.organization_id;
+  if (!svc.policy || !texts.length || !svc.config.organizations.get(org)?.policy) return undefined;
+  const scan = await svc.policy.scanInput(org, texts);
   ctx.trace.redactions = scan.redactions;
   return scan;
 }
