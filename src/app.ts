@@ -4,9 +4,10 @@ import pino, { type Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
 import { Credentials } from './config/credentials.js';
 import type { Config } from './config/load-config.js';
-import type { TraceRecord, TraceSink } from './domain.js';
+import type { TraceSink } from './domain.js';
+import { resolvePayloadSecret, TracePipeline } from './traces/index.js';
 import { createHttpServer, type HttpChoice } from './http/create-server.js';
-import { Metrics } from './metrics.js';
+import { exposeTraceMetrics, Metrics } from './metrics.js';
 import { createPolicyEngine } from './policy/engine.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
@@ -40,12 +41,6 @@ export interface App {
   readonly databaseUrl: string;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), flushes, then releases everything. */
   close(): Promise<void>;
-}
-
-/** Until the trace pipeline lands, traces are kept in memory only. */
-class MemoryTraceSink implements TraceSink {
-  readonly rows: TraceRecord[] = [];
-  record(t: TraceRecord): void { this.rows.push(t); if (this.rows.length > 10_000) this.rows.shift(); }
 }
 
 export async function startApp(opts: AppOptions): Promise<App> {
@@ -89,6 +84,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
     const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log) : undefined;
     if (policy) cleanup.unshift(() => policy.close());
+    const anyPayloads = [...config.organizations.values()].some((o) => o.store_payloads);
+    const payloadSecret = resolvePayloadSecret(config.traces, process.env, anyPayloads);
+    let traces: TraceSink | undefined = opts.traceSink;
+    if (!traces) {
+      const pipeline = new TracePipeline({ pool: db.pool, settings: config.traces, dataDir: opts.dataDir, logger: log });
+      pipeline.start();
+      // Registered after everything else it depends on, so it is closed first: after the drain, before Postgres.
+      cleanup.unshift(() => pipeline.close());
+      exposeTraceMetrics(metrics, pipeline);
+      traces = pipeline;
+    }
     const services: Services = {
       config,
       pool: db.pool,
@@ -99,7 +105,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       rules: rules.match,
       management: { keyRevoked: (hash) => keyCache.revoked(hash), rulesChanged: () => rules.refresh() },
       policy,
-      traces: opts.traceSink ?? new MemoryTraceSink(),
+      traces,
+      payloadSecret,
       log,
       metrics,
     };

@@ -11,6 +11,7 @@ export interface ErrorSpec {
 export const ERRORS = {
   unauthorized: { status: 401, type: 'authentication_error', message: 'Invalid, missing or revoked API key.' },
   forbidden: { status: 403, type: 'permission_error', message: 'This API key may not manage its organisation.' },
+  payload_link_invalid: { status: 403, type: 'permission_error', message: 'This payload link is invalid or has expired; fetch the trace again for a fresh one.' },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such object.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown path.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed on this path.' },

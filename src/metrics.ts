@@ -1,6 +1,7 @@
 // Prometheus metrics, on a registry per app so that several gateways can live
 // in one process (tests, benchmarks). Served at GET /metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TraceMetrics } from './traces/index.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -20,4 +21,15 @@ export class Metrics {
   addGauge(name: string, help: string, read: () => number): void {
     new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
   }
+}
+
+/** The trace pipeline's counters, read at scrape time. */
+export function exposeTraceMetrics(metrics: Metrics, source: { readonly metrics: TraceMetrics }): void {
+  const read = (k: keyof TraceMetrics) => () => Number(source.metrics[k]);
+  metrics.addGauge('sluice_traces_written', 'Trace rows committed by COPY since start', read('rowsWritten'));
+  metrics.addGauge('sluice_traces_spooled', 'Trace rows written to the local spool since start', read('rowsSpooled'));
+  metrics.addGauge('sluice_traces_replayed', 'Spooled trace rows later committed', read('rowsReplayed'));
+  metrics.addGauge('sluice_traces_bad_spool_records', 'Spool records that failed their checksum', read('badSpoolRecords'));
+  metrics.addGauge('sluice_traces_buffered', 'Trace rows in memory, not yet in Postgres or the spool', read('bufferDepth'));
+  metrics.addGauge('sluice_traces_postgres_up', '1 while the trace writer reaches Postgres', read('postgresAvailable'));
 }

@@ -62,7 +62,7 @@ export const configSchema = z.object({
   models: z.array(modelSchema).default([]),
   organizations: z.array(organizationSchema).default([]),
   policy: policySettingsSchema.optional(),
-  traces: traceSettingsSchema.optional(),
+  traces: traceSettingsSchema.prefault({}),
 }).strict();
 
 export type ConfigInput = z.input<typeof configSchema>;

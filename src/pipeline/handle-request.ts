@@ -62,13 +62,15 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
     const run = found instanceof GatewayError ? Promise.reject(found) : found.route.handler(svc, ctx, req, res, found.params);
     run.catch((err) => {
+      // Whether a stream was under way must be read before the error reply itself starts the response.
+      const midStream = res.started;
       const e = sendError(res, err, ctx.requestId);
       if (e.code === 'unauthorized') svc.metrics.authFailures.inc();
       if (e.code === 'upstream_error' || e.code === 'upstream_timeout') svc.metrics.upstreamErrors.inc({ provider: ctx.trace.provider ?? 'unknown' });
       if (e.code === 'gateway_error') svc.log.error({ err: (e.cause ?? e) as Error, request_id: ctx.requestId }, 'unhandled error');
-      if (!res.started || !ctx.trace.status_code) ctx.trace.status_code = res.aborted && !res.started ? 499 : e.status;
+      if (!midStream || !ctx.trace.status_code) ctx.trace.status_code = res.aborted && !midStream ? 499 : e.status;
       ctx.trace.error_code ??= res.aborted ? 'client_closed' : e.code;
-      if (res.started) ctx.trace.stream_aborted = true;
+      if (midStream) ctx.trace.stream_aborted = true;
     }).finally(() => {
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
       svc.metrics.requests.inc({ endpoint, status: ctx.trace.status_code || (res.aborted ? 499 : 200) });

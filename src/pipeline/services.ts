@@ -26,6 +26,8 @@ export interface Services {
   management: Management;
   policy: PolicyEngine | undefined;
   traces: TraceSink;
+  /** The HMAC secret for signed payload links; undefined when no organisation stores payloads and none is set. */
+  payloadSecret: string | undefined;
   log: Logger;
   metrics: Metrics;
 }
