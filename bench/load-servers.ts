@@ -67,6 +67,8 @@ async function sluice(upstream: string): Promise<{ port: number; key: string }> 
     port: 0,
     http: (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto',
     logger: pino({ level: 'warn' }),
+    // BENCH_TRACES=off measures the gateway without its trace pipeline, for the tracing-cost comparison.
+    ...(process.env.BENCH_TRACES === 'off' ? { traceSink: { record() {} } } : {}),
   });
   await ensureOrganizations(app.services.pool, ['bench']);
   const { key } = await createKey(app.services.pool, 'bench', 'bench', 'user');

@@ -13,6 +13,20 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry],
   });
 
+  /** Label children cached per endpoint and status: resolving labels on every request costs more than the observation. */
+  private readonly done = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<string> }>();
+
+  requestDone(endpoint: string, status: number, seconds: number): void {
+    const key = `${endpoint} ${status}`;
+    let m = this.done.get(key);
+    if (!m) {
+      m = { count: this.requests.labels(endpoint, String(status)), seconds: this.latency.labels(endpoint) };
+      this.done.set(key, m);
+    }
+    m.count.inc();
+    m.seconds.observe(seconds);
+  }
+
   constructor(defaults = false) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }

@@ -39,8 +39,8 @@ class NodeResponse implements GatewayResponse {
   beginStream(status: number, headers: HeaderList): void {
     if (this.aborted || this.started) return;
     this.started = true;
+    // No flushHeaders(): node sends the head with the first chunk, in one packet.
     this.head(status, headers);
-    this.res.flushHeaders();
   }
 
   write(chunk: string): Promise<void> | undefined {

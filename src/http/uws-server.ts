@@ -54,16 +54,25 @@ class UwsResponse implements GatewayResponse {
     });
   }
 
+  /** Status and headers wait for the first chunk, so both leave in one packet: that is the TTFB. */
+  private head0: { status: number; headers: HeaderList } | undefined;
+
   beginStream(status: number, headers: HeaderList): void {
     if (this.finished || this.started) return;
     this.started = true;
-    this.res.cork(() => this.head(status, headers));
+    this.head0 = { status, headers };
+  }
+
+  private flushHead(): void {
+    if (!this.head0) return;
+    this.head(this.head0.status, this.head0.headers);
+    this.head0 = undefined;
   }
 
   write(chunk: string): Promise<void> | undefined {
     if (this.finished) return undefined;
     let ok = true;
-    this.res.cork(() => { ok = this.res.write(chunk); });
+    this.res.cork(() => { this.flushHead(); ok = this.res.write(chunk); });
     if (ok) return undefined;
     // uWS has buffered the chunk; wait until it has drained before producing more.
     return new Promise<void>((resolve) => {
@@ -75,7 +84,7 @@ class UwsResponse implements GatewayResponse {
   endStream(last?: string): void {
     if (this.finished) return;
     this.finished = true;
-    this.res.cork(() => this.res.end(last ?? ''));
+    this.res.cork(() => { this.flushHead(); this.res.end(last ?? ''); });
   }
 }
 

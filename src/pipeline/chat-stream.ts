@@ -9,6 +9,7 @@ import type { ChunkedModerator } from '../policy/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimatedUsage, recordUsage } from './chat-completions.js';
+import { oneBatch } from '../upstream/upstream.js';
 import { gatewayBlock } from './gateway-block.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
@@ -20,17 +21,15 @@ const SSE_HEADERS: HeaderList = [
   ['x-accel-buffering', 'no'],
 ];
 
-async function collect(events: AsyncGenerator<StreamEvent>): Promise<StreamEvent[]> {
+async function collect(batches: AsyncGenerator<StreamEvent[]>): Promise<StreamEvent[]> {
   const all: StreamEvent[] = [];
-  for await (const ev of events) {
-    if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
-    all.push(ev);
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
+      all.push(ev);
+    }
   }
   return all;
-}
-
-async function* replay(events: StreamEvent[]): AsyncGenerator<StreamEvent> {
-  yield* events;
 }
 
 export async function streamChat(
@@ -39,38 +38,46 @@ export async function streamChat(
 ): Promise<void> {
   const org = ctx.key!.organization_id;
   const upstream = await svc.upstream.chatStream(target, chat, res.signal);
-  let events = upstream.events;
+  let batches = upstream.events;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'buffered') {
     // The spec: the stream starts after moderation, not token by token.
-    const all = await collect(events);
+    const all = await collect(batches);
     let text = '';
     for (const ev of all) if (ev.type === 'delta' && ev.content) text += ev.content;
     const verdict = await svc.policy!.moderate(org, text);
     if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
-    events = replay(all);
+    batches = oneBatch(all);
   }
   const moderator = mode === 'chunked' ? svc.policy!.chunked(org) : undefined;
   const out = new StreamOut(res, ctx, new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000)));
 
   let usage: Usage | undefined;
   let text = '';
-  for await (const ev of events) {
-    if (ev.type === 'usage') { usage = ev.usage; continue; }
-    if (ev.type === 'error') {
-      if (!res.started) throw new GatewayError('upstream_error', ev.message);
-      return out.abort('upstream_error', ev.message);
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      if (ev.type === 'usage') { usage = ev.usage; continue; }
+      if (ev.type === 'error') {
+        if (!res.started && !out.pending) throw new GatewayError('upstream_error', ev.message);
+        return out.abort('upstream_error', ev.message);
+      }
+      if (ev.type !== 'delta') continue;
+      let content = ev.content;
+      if (moderator) {
+        const cleared = clear(moderator, content, ev.finish_reason !== undefined);
+        if (cleared.blocked) {
+          const message = `The output was blocked by moderation (${cleared.category}).`;
+          // Nothing sent yet: the stream has not begun, so this is still a JSON error.
+          if (!res.started && !out.pending) throw new GatewayError('content_blocked', message);
+          return out.abort('content_blocked', message);
+        }
+        content = cleared.release || undefined;
+      }
+      if (content !== undefined) text += content;
+      if (content === undefined && ev.role === undefined && ev.finish_reason === undefined) continue;
+      out.add(out.writer.delta(ev.role, content, ev.finish_reason), content);
     }
-    if (ev.type !== 'delta') continue;
-    let content = ev.content;
-    if (moderator) {
-      const cleared = clear(moderator, content, ev.finish_reason !== undefined);
-      if (cleared.blocked) return out.abort('content_blocked', `The output was blocked by moderation (${cleared.category}).`);
-      content = cleared.release || undefined;
-    }
-    if (content !== undefined) text += content;
-    if (content === undefined && ev.role === undefined && ev.finish_reason === undefined) continue;
-    await out.send(out.writer.delta(ev.role, content, ev.finish_reason), content);
+    await out.flush();
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();
@@ -80,9 +87,9 @@ export async function streamChat(
   if (svc.config.organizations.get(org)?.store_payloads) {
     ctx.trace.payload = { request: JSON.parse(upstream.sent), response: { content: text, usage: finalUsage } };
   }
-  await out.send(out.writer.tail(finalUsage), undefined);
-  const tail = wantBlock ? out.writer.tail(finalUsage, gatewayBlock(ctx)) : '';
-  res.endStream(tail + DONE);
+  out.add(out.writer.tail(finalUsage), undefined);
+  if (wantBlock) out.add(out.writer.tail(finalUsage, gatewayBlock(ctx)), undefined);
+  out.end(DONE);
 }
 
 /** Feeds the chunked moderator; at the finish chunk, also releases the window it held back. */
@@ -94,29 +101,49 @@ function clear(m: ChunkedModerator, content: string | undefined, last: boolean) 
   return { blocked: false as const, release: step.release + rest.release };
 }
 
-/** Writes with backpressure and keeps the trace's stream fields exact. */
+/**
+ * Collects the lines of one upstream read and writes them at once, with
+ * backpressure, keeping the trace's stream fields exact.
+ */
 class StreamOut {
-  /** UTF-8 bytes of model output written so far; the trace keeps it only for a stream cut short. */
+  /** Lines not yet written. */
+  pending = '';
+  /** UTF-8 bytes of model output sent (or going out with `pending`); the trace keeps it only for a stream cut short. */
   private disclosed = 0;
 
   constructor(private readonly res: GatewayResponse, private readonly ctx: RequestContext, readonly writer: ChunkWriter) {}
 
-  async send(line: string, content: string | undefined): Promise<void> {
-    if (!this.res.started) {
-      this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId]]);
-      this.ctx.trace.status_code = 200;
-      this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
-    }
-    const wait = this.res.write(line);
+  add(line: string, content: string | undefined): void {
+    this.pending += line;
     if (content) this.disclosed += Buffer.byteLength(content);
+  }
+
+  private begin(): void {
+    if (this.res.started) return;
+    this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId]]);
+    this.ctx.trace.status_code = 200;
+    this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
+  }
+
+  async flush(): Promise<void> {
+    if (!this.pending) return;
+    this.begin();
+    const wait = this.res.write(this.pending);
+    this.pending = '';
     if (wait) await wait;
+  }
+
+  end(last: string): void {
+    this.begin();
+    this.res.endStream(this.pending + last);
+    this.pending = '';
   }
 
   abort(code: 'upstream_error' | 'content_blocked', message: string): void {
     this.ctx.trace.stream_aborted = true;
     this.ctx.trace.error_code = code;
     this.ctx.trace.disclosed_bytes = this.disclosed;
-    this.res.endStream(sseErrorEvent(code, message, this.ctx.requestId));
+    this.end(sseErrorEvent(code, message, this.ctx.requestId));
   }
 
   clientLeft(): void {

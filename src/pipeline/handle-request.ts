@@ -73,8 +73,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       if (midStream) ctx.trace.stream_aborted = true;
     }).finally(() => {
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
-      svc.metrics.requests.inc({ endpoint, status: ctx.trace.status_code || (res.aborted ? 499 : 200) });
-      svc.metrics.latency.observe({ endpoint }, ctx.elapsedMs() / 1000);
+      svc.metrics.requestDone(endpoint, ctx.trace.status_code || (res.aborted ? 499 : 200), ctx.elapsedMs() / 1000);
       if (!(found instanceof GatewayError) && found.route.traced) {
         const trace = ctx.toTrace();
         if (trace) svc.traces.record(trace);

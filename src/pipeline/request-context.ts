@@ -29,13 +29,16 @@ export class RequestContext {
   /** The trace row, or undefined when the caller never authenticated: those belong to no organisation. */
   toTrace(): TraceRecord | undefined {
     if (!this.key) return undefined;
+    const t = this.trace;
+    // Every field spelled out: an object spread of `trace`, whose fields change type
+    // as the stages fill them in, took V8's slow path at about 20 µs a request.
     return {
-      ...this.trace,
-      request_id: this.requestId,
-      organization_id: this.key.organization_id,
-      api_key_id: this.key.id,
-      latency_ms: Math.round(this.elapsedMs()),
-      created_at: this.startedEpoch,
+      request_id: this.requestId, organization_id: this.key.organization_id, api_key_id: this.key.id,
+      endpoint: t.endpoint, provider: t.provider, model: t.model, requested_model: t.requested_model, route_reason: t.route_reason,
+      latency_ms: Math.round(this.elapsedMs()), prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens,
+      total_tokens: t.total_tokens, cost_usd: t.cost_usd, status_code: t.status_code, error_code: t.error_code,
+      redactions: t.redactions, streamed: t.streamed, ttfb_ms: t.ttfb_ms, stream_aborted: t.stream_aborted,
+      disclosed_bytes: t.disclosed_bytes, dry_run: t.dry_run, created_at: this.startedEpoch, payload: t.payload,
     };
   }
 }

@@ -39,18 +39,23 @@ export async function sendJson(pools: UpstreamPools, adapter: ProviderAdapter, u
 }
 
 /**
- * Yields normalised events as the upstream's SSE bytes arrive. A body that ends
- * before the provider signalled completion (a `done`, or a finish reason) is a
- * mid-stream failure and yields an error event, so truncation never passes for
- * a complete answer.
+ * Yields the normalised events of each upstream read as one batch, so that the
+ * caller writes them with one syscall rather than one per token. A body that
+ * ends before the provider signalled completion (a `done`, or a finish reason)
+ * is a mid-stream failure and ends with an error event, so truncation never
+ * passes for a complete answer.
  */
-export async function* sseEvents(res: Dispatcher.ResponseData, adapter: ProviderAdapter): AsyncGenerator<StreamEvent> {
+export async function* sseEvents(res: Dispatcher.ResponseData, adapter: ProviderAdapter): AsyncGenerator<StreamEvent[]> {
   const translator = adapter.streamTranslator();
   let pending: StreamEvent[] = [];
   let finished = false;
   const parser = createParser({
     onEvent: (e) => {
-      for (const ev of translator.event(e.event, e.data)) pending.push(ev);
+      for (const ev of translator.event(e.event, e.data)) {
+        if (ev.type === 'done') { finished = true; continue; }
+        if (ev.type === 'delta' && ev.finish_reason) finished = true;
+        pending.push(ev);
+      }
     },
   });
   const decoder = new TextDecoder();
@@ -60,16 +65,12 @@ export async function* sseEvents(res: Dispatcher.ResponseData, adapter: Provider
       if (!pending.length) continue;
       const batch = pending;
       pending = [];
-      for (const ev of batch) {
-        if (ev.type === 'done') { finished = true; continue; }
-        if (ev.type === 'delta' && ev.finish_reason) finished = true;
-        yield ev;
-        if (ev.type === 'error') return;
-      }
+      yield batch;
+      if (batch.some((ev) => ev.type === 'error')) return;
     }
   } catch (err) {
-    yield { type: 'error', message: upstreamTransportError(err).message };
+    yield [{ type: 'error', message: upstreamTransportError(err).message }];
     return;
   }
-  if (!finished) yield { type: 'error', message: 'The upstream stream ended before it completed.' };
+  if (!finished) yield [{ type: 'error', message: 'The upstream stream ended before it completed.' }];
 }

@@ -14,8 +14,9 @@ export interface ChatOutcome {
   sent: string;
 }
 
-async function* fromArray(events: StreamEvent[]): AsyncGenerator<StreamEvent> {
-  yield* events;
+/** A whole answer as one batch of events. */
+export async function* oneBatch(events: StreamEvent[]): AsyncGenerator<StreamEvent[]> {
+  yield events;
 }
 
 export class Upstream {
@@ -35,8 +36,8 @@ export class Upstream {
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncGenerator<StreamEvent>; sent: string }> {
-    if (target.kind === 'mock') return { events: fromArray(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }) };
+  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncGenerator<StreamEvent[]>; sent: string }> {
+    if (target.kind === 'mock') return { events: oneBatch(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }) };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
     const res = await send(this.pools, adapter, up, signal);
