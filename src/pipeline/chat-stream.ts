@@ -21,7 +21,7 @@ const SSE_HEADERS: HeaderList = [
   ['x-accel-buffering', 'no'],
 ];
 
-async function collect(batches: AsyncGenerator<StreamEvent[]>): Promise<StreamEvent[]> {
+async function collect(batches: AsyncIterable<StreamEvent[]>): Promise<StreamEvent[]> {
   const all: StreamEvent[] = [];
   for await (const batch of batches) {
     for (const ev of batch) {
@@ -38,7 +38,7 @@ export async function streamChat(
 ): Promise<void> {
   const org = ctx.key!.organization_id;
   const upstream = await svc.upstream.chatStream(target, chat, res.signal);
-  let batches = upstream.events;
+  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'buffered') {
     // The spec: the stream starts after moderation, not token by token.

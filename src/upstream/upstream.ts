@@ -4,7 +4,7 @@ import type { ChatRequest, ChatResult, EmbeddingsRequest, EmbeddingsResult, Prov
 import { GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
-import { send, sendJson, sseEvents } from './http-dispatch.js';
+import { requestJson, requestStream } from './exchange.js';
 import type { UpstreamPools } from './pools.js';
 import type { ClientSignal } from '../http/client-signal.js';
 
@@ -32,16 +32,15 @@ export class Upstream {
     if (target.kind === 'mock') return { result: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }) };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    return { result: adapter.chatResponse(await sendJson(this.pools, adapter, up, signal)), sent: up.body };
+    return { result: adapter.chatResponse(await requestJson(this.pools, adapter, up, signal)), sent: up.body };
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncGenerator<StreamEvent[]>; sent: string }> {
+  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncIterable<StreamEvent[]>; sent: string }> {
     if (target.kind === 'mock') return { events: oneBatch(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }) };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    const res = await send(this.pools, adapter, up, signal);
-    return { events: sseEvents(res, adapter), sent: up.body };
+    return { events: await requestStream(this.pools, adapter, up, signal), sent: up.body };
   }
 
   async embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal): Promise<{ result: EmbeddingsResult; sent: string }> {
@@ -51,6 +50,6 @@ export class Upstream {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
     }
     const up = adapter.embeddingsRequest(target, req);
-    return { result: adapter.embeddingsResponse(await sendJson(this.pools, adapter, up, signal)), sent: up.body };
+    return { result: adapter.embeddingsResponse(await requestJson(this.pools, adapter, up, signal)), sent: up.body };
   }
 }
