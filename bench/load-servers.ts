@@ -3,6 +3,7 @@
 //   mock   - a bare OpenAI-compatible upstream (JSON, or a 20-chunk stream)
 //   proxy  - a logic-free node:http proxy to the mock, over an undici pool
 //   sluice - the gateway, with the mock as its upstream
+//   sluice-notrace - the same, with the trace pipeline replaced by a no-op sink
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
@@ -67,8 +68,8 @@ async function sluice(upstream: string): Promise<{ port: number; key: string }> 
     port: 0,
     http: (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto',
     logger: pino({ level: 'warn' }),
-    // BENCH_TRACES=off measures the gateway without its trace pipeline, for the tracing-cost comparison.
-    ...(process.env.BENCH_TRACES === 'off' ? { traceSink: { record() {} } } : {}),
+    // `sluice-notrace` measures the gateway without its trace pipeline, for the tracing-cost comparison.
+    ...(kind === 'sluice-notrace' ? { traceSink: { record() {} } } : {}),
   });
   await ensureOrganizations(app.services.pool, ['bench']);
   const { key } = await createKey(app.services.pool, 'bench', 'bench', 'user');

@@ -2,7 +2,8 @@
 // and sluice, each in its own process, loads each with the same mix (JSON and
 // 20-chunk streams, at 1 and 64 connections) with autocannon, and prints RPS,
 // p50/p99 latency, CPU µs per request of the process under test, and streaming
-// TTFB, as ratios to the bare mock and to the proxy, all from one run: absolute
+// TTFB, as ratios to the bare mock and to the proxy, all from one run (sluice is
+// also run with its trace pipeline off, to price tracing): absolute
 // numbers on two shared cores are noise, ratios taken side by side are not.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -74,10 +75,12 @@ async function main() {
   const mockUrl = `http://127.0.0.1:${mock.port}`;
   const proxy = await start('proxy', mockUrl);
   const gw = await start('sluice', mockUrl);
+  const bare = await start('sluice-notrace', mockUrl);
   const targets: Target[] = [
     { name: 'mock', proc: mock.proc, url: mockUrl, path: '/v1/chat/completions', key: 'bench' },
     { name: 'proxy', proc: proxy.proc, url: `http://127.0.0.1:${proxy.port}`, path: '/v1/chat/completions', key: 'bench' },
     { name: 'sluice', proc: gw.proc, url: `http://127.0.0.1:${gw.port}`, path: '/v1/chat/completions', key: gw.key },
+    { name: 'notrace', proc: bare.proc, url: `http://127.0.0.1:${bare.port}`, path: '/v1/chat/completions', key: bare.key },
   ];
   // Correctness first: every target answers the same way before anything is timed.
   for (const t of targets) {
