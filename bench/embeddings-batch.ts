@@ -1,0 +1,47 @@
+// Gateway time for a 100-input embeddings batch, without the network: request
+// validation and translation, then the answer (upstream JSON parse, count check,
+// encoding, reply serialisation), at 256 and 1536 dimensions, in both encodings.
+import assert from 'node:assert/strict';
+import { Bench } from 'tinybench';
+import { openaiCompatible } from '../src/providers/openai-compatible/index.js';
+import { decodeBase64, embeddingItems, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
+import { parseEmbeddingsRequest } from '../src/pipeline/embeddings-request.js';
+
+const INPUTS = 100;
+const target = { provider: 'openai', kind: 'openai' as const, baseUrl: 'http://127.0.0.1:1/v1', model: 'text-embedding-3-small', apiKey: 'k' };
+const input = Array.from({ length: INPUTS }, (_, i) => `document number ${i}: some text to embed, about one sentence long.`);
+
+function upstreamBody(dims: number): string {
+  const data = input.map((_, index) => ({ object: 'embedding', index, embedding: Array.from({ length: dims }, (_, j) => Math.fround(Math.sin(index + j) / 3)) }));
+  return JSON.stringify({ object: 'list', data, model: target.model, usage: { prompt_tokens: 1200, total_tokens: 1200 } });
+}
+
+function gateway(raw: Record<string, unknown>, body: string): string {
+  const req = parseEmbeddingsRequest(raw);
+  openaiCompatible.embeddingsRequest!(target, req);
+  const result = openaiCompatible.embeddingsResponse!(JSON.parse(body));
+  expectOneVectorPerInput(result.vectors, req.input.length);
+  return JSON.stringify({ object: 'list', data: embeddingItems(result.vectors, req.encoding_format), model: target.model, usage: result.usage });
+}
+
+const bench = new Bench({ time: 1_000 });
+for (const dims of [256, 1536]) {
+  const body = upstreamBody(dims);
+  for (const encoding_format of ['float', 'base64'] as const) {
+    const raw = { model: target.model, input, encoding_format };
+    // Correct first: base64 decodes to the same float32 values as the float answer.
+    const out = JSON.parse(gateway(raw, body));
+    assert.equal(out.data.length, INPUTS);
+    const first = JSON.parse(body).data[0].embedding as number[];
+    const got = encoding_format === 'base64' ? Array.from(decodeBase64(out.data[0].embedding)) : out.data[0].embedding;
+    assert.deepEqual(got, first.map((v) => Math.fround(v)));
+    bench.add(`${INPUTS} inputs x ${dims} dims, ${encoding_format}`, () => { gateway(raw, body); });
+  }
+  bench.add(`${INPUTS} x ${dims}: JSON.parse of the upstream body alone`, () => { JSON.parse(body); });
+}
+await bench.run();
+for (const t of bench.tasks) {
+  const r = t.result as unknown as { latency?: { p50?: number; mean?: number }; mean?: number };
+  const p50 = r.latency?.p50 ?? r.mean ?? NaN;
+  console.log(`${t.name.padEnd(52)} p50 ${Number(p50).toFixed(3)} ms`);
+}
