@@ -2,8 +2,9 @@
 // Anthropic has no "system" role: system (and "developer") messages move to the
 // top-level `system` field. Consecutive turns of one role are merged, since the
 // API has historically required user/assistant alternation.
-import type { ChatMessage, ChatRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import type { ChatRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { rejectUnsupported, textTurns, type TextTurn } from '../text-only-chat.js';
 import { joinUrl } from '../url.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -14,69 +15,21 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  */
 export const DEFAULT_MAX_TOKENS = 4096;
 
-/**
- * Fields whose loss would silently change the answer's meaning are refused;
- * pure tuning knobs without an Anthropic equivalent (penalties, seed,
- * logit_bias, ...) are dropped. The README's provider table lists both.
- */
-function rejectUnsupported(raw: Record<string, unknown>): void {
-  const refuse = (param: string, what: string) => {
-    throw new GatewayError('invalid_request', `${what} is not supported for Anthropic models.`, { param });
-  };
-  if (typeof raw.n === 'number' && raw.n > 1) refuse('n', 'More than one choice (n > 1)');
-  if (Array.isArray(raw.tools) && raw.tools.length > 0) refuse('tools', 'Tool calling');
-  if (Array.isArray(raw.functions) && raw.functions.length > 0) refuse('functions', 'Function calling');
-  if (raw.logprobs === true) refuse('logprobs', 'logprobs');
-  if (raw.audio != null) refuse('audio', 'Audio output');
-  const format = (raw.response_format as { type?: unknown } | undefined)?.type;
-  if (format !== undefined && format !== 'text') refuse('response_format', `response_format "${String(format)}"`);
-}
-
-/** The text of a message: a string, or the text parts of an array; empty text is left out. */
-function textsOf(content: ChatMessage['content']): string[] {
-  if (typeof content === 'string') return content === '' ? [] : [content];
-  if (content == null) return [];
-  const texts: string[] = [];
-  for (const part of content) {
-    if (part.type !== 'text') {
-      throw new GatewayError('invalid_request', `Content parts of type "${part.type}" are not supported for Anthropic models.`, { param: 'messages' });
-    }
-    if (typeof part.text === 'string' && part.text !== '') texts.push(part.text);
-  }
-  return texts;
-}
-
 type TextBlock = { type: 'text'; text: string };
 interface AnthropicMessage { role: 'user' | 'assistant'; content: string | TextBlock[] }
 
-function toMessages(req: ChatRequest): { system: string[]; messages: AnthropicMessage[] } {
-  const system: string[] = [];
-  const turns: { role: 'user' | 'assistant'; texts: string[] }[] = [];
-  for (const m of req.messages) {
-    if (m.role !== 'system' && m.role !== 'developer' && m.role !== 'user' && m.role !== 'assistant') {
-      throw new GatewayError('invalid_request', `Messages with role "${m.role}" are not supported for Anthropic models.`, { param: 'messages' });
-    }
-    const texts = textsOf(m.content);
-    if (m.role === 'system' || m.role === 'developer') { system.push(...texts); continue; }
-    // Anthropic refuses empty turns; an empty message carries nothing to translate.
-    if (texts.length === 0) continue;
-    const last = turns[turns.length - 1];
-    if (last && last.role === m.role) last.texts.push(...texts);
-    else turns.push({ role: m.role, texts });
-  }
-  if (turns.length === 0) {
-    throw new GatewayError('invalid_request', 'At least one user or assistant message is required.', { param: 'messages' });
-  }
-  const messages = turns.map(({ role, texts }): AnthropicMessage => ({
+function toMessages(turns: TextTurn[]): AnthropicMessage[] {
+  return turns.map(({ role, texts }): AnthropicMessage => ({
     role,
     content: texts.length === 1 ? texts[0]! : texts.map((text): TextBlock => ({ type: 'text', text })),
   }));
-  return { system, messages };
 }
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
-  rejectUnsupported(req.raw);
-  const { system, messages } = toMessages(req);
+  // Tuning knobs without an Anthropic equivalent (penalties, seed, logit_bias, ...) are dropped, not refused.
+  rejectUnsupported(req.raw, 'Anthropic');
+  const { system, turns } = textTurns(req, 'Anthropic');
+  const messages = toMessages(turns);
   const maxTokens = req.max_tokens ?? (req.raw.max_completion_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS;
   const body: Record<string, unknown> = { model: target.model, messages, max_tokens: maxTokens };
   if (system.length > 0) body.system = system.join('\n\n');

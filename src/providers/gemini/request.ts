@@ -2,8 +2,9 @@
 // System (and "developer") messages become `systemInstruction`; "assistant" is
 // Gemini's "model" role, and consecutive turns of one role are merged because
 // Gemini expects user and model turns to alternate.
-import type { ChatMessage, ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { rejectUnsupported, textTurns, type TextTurn } from '../text-only-chat.js';
 import { joinUrl } from '../url.js';
 
 /** batchEmbedContents refuses more than 100 requests in one call. */
@@ -27,61 +28,15 @@ function headers(target: UpstreamTarget): Record<string, string> {
   return h;
 }
 
-/**
- * Fields whose loss would silently change the answer's meaning are refused;
- * tuning knobs without a safe Gemini equivalent (penalties, logit_bias, user)
- * are dropped. The README's provider table lists both.
- */
-function rejectUnsupported(raw: Record<string, unknown>): void {
-  const refuse = (param: string, what: string) => {
-    throw new GatewayError('invalid_request', `${what} is not supported for Gemini models.`, { param });
-  };
-  if (typeof raw.n === 'number' && raw.n > 1) refuse('n', 'More than one choice (n > 1)');
-  if (Array.isArray(raw.tools) && raw.tools.length > 0) refuse('tools', 'Tool calling');
-  if (Array.isArray(raw.functions) && raw.functions.length > 0) refuse('functions', 'Function calling');
-  if (raw.logprobs === true) refuse('logprobs', 'logprobs');
-  if (raw.audio != null) refuse('audio', 'Audio output');
-  const format = (raw.response_format as { type?: unknown } | undefined)?.type;
-  if (format !== undefined && format !== 'text' && format !== 'json_object') refuse('response_format', `response_format "${String(format)}"`);
-}
-
-function partsOf(content: ChatMessage['content']): Part[] {
-  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  if (content == null) return [];
-  const parts: Part[] = [];
-  for (const part of content) {
-    if (part.type !== 'text') {
-      throw new GatewayError('invalid_request', `Content parts of type "${part.type}" are not supported for Gemini models.`, { param: 'messages' });
-    }
-    if (typeof part.text === 'string' && part.text !== '') parts.push({ text: part.text });
-  }
-  return parts;
-}
-
-function toContents(req: ChatRequest): { system: Part[]; contents: Content[] } {
-  const system: Part[] = [];
-  const contents: Content[] = [];
-  for (const m of req.messages) {
-    if (m.role !== 'system' && m.role !== 'developer' && m.role !== 'user' && m.role !== 'assistant') {
-      throw new GatewayError('invalid_request', `Messages with role "${m.role}" are not supported for Gemini models.`, { param: 'messages' });
-    }
-    const parts = partsOf(m.content);
-    if (m.role === 'system' || m.role === 'developer') { system.push(...parts); continue; }
-    if (parts.length === 0) continue;
-    const role = m.role === 'assistant' ? 'model' : 'user';
-    const last = contents[contents.length - 1];
-    if (last && last.role === role) last.parts.push(...parts);
-    else contents.push({ role, parts });
-  }
-  if (contents.length === 0) {
-    throw new GatewayError('invalid_request', 'At least one user or assistant message is required.', { param: 'messages' });
-  }
-  return { system, contents };
+function toContents(turns: TextTurn[]): Content[] {
+  return turns.map(({ role, texts }): Content => ({ role: role === 'assistant' ? 'model' : 'user', parts: texts.map((text) => ({ text })) }));
 }
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
-  rejectUnsupported(req.raw);
-  const { system, contents } = toContents(req);
+  // Tuning knobs without a safe Gemini equivalent (penalties, logit_bias, user) are dropped, not refused.
+  rejectUnsupported(req.raw, 'Gemini', ['text', 'json_object']);
+  const { system, turns } = textTurns(req, 'Gemini');
+  const contents = toContents(turns);
   const config: Record<string, unknown> = {};
   if (req.temperature !== undefined) config.temperature = req.temperature;
   if (req.top_p !== undefined) config.topP = req.top_p;
@@ -92,7 +47,7 @@ export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamR
   if ((req.raw.response_format as { type?: unknown } | undefined)?.type === 'json_object') config.responseMimeType = 'application/json';
 
   const body: Record<string, unknown> = { contents };
-  if (system.length > 0) body.systemInstruction = { parts: system };
+  if (system.length > 0) body.systemInstruction = { parts: system.map((text): Part => ({ text })) };
   if (Object.keys(config).length > 0) body.generationConfig = config;
   // Without alt=sse Gemini streams one JSON array, which no SSE parser reads.
   const method = req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
