@@ -1,3 +1,5 @@
+import type { UpstreamUrl } from './providers/url.js';
+
 // Types shared by every stage of a request. Provider adapters, the policy
 // engine and the trace pipeline speak only these, never each other's internals.
 
@@ -66,9 +68,9 @@ export interface UpstreamTarget {
   apiKey: string | undefined;
 }
 
-/** One HTTP request to an upstream, as built by an adapter. `path` may carry a query string. */
+/** One HTTP request to an upstream, as built by an adapter. */
 export interface UpstreamRequest {
-  url: URL;
+  url: UpstreamUrl;
   method: 'POST' | 'GET';
   headers: Record<string, string>;
   body: string;

@@ -27,7 +27,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   }
 
   start(pools: UpstreamPools, up: UpstreamRequest): void {
-    pools.get(up.url.origin).dispatch({ path: up.url.pathname + up.url.search, method: up.method, headers: up.headers, body: up.body }, this);
+    pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers: up.headers, body: up.body }, this);
   }
 
   onRequestStart(controller: Controller): void {

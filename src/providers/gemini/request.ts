@@ -5,7 +5,7 @@
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { rejectUnsupported, textTurns, type TextTurn } from '../text-only-chat.js';
-import { joinUrl } from '../url.js';
+import { joinUrl, type UpstreamUrl } from '../url.js';
 
 /** batchEmbedContents refuses more than 100 requests in one call. */
 export const MAX_EMBED_BATCH = 100;
@@ -18,7 +18,7 @@ export function modelName(model: string): string {
   return model.includes('/') ? model : `models/${model}`;
 }
 
-function url(target: UpstreamTarget, method: string): URL {
+function url(target: UpstreamTarget, method: string): UpstreamUrl {
   return joinUrl(target.baseUrl, `${modelName(target.model)}:${method}`);
 }
 
