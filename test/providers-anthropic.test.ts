@@ -2,14 +2,13 @@
 // requests are sent with undici and its stream translator fed by an SSE parser.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'undici';
-import { createParser } from 'eventsource-parser';
-import type { ChatMessage, ChatRequest, StreamEvent, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
+import type { ChatMessage, ChatRequest, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
 import { GatewayError } from '../src/errors.js';
 import { anthropic } from '../src/providers/anthropic/index.js';
 import { DEFAULT_MAX_TOKENS } from '../src/providers/anthropic/request.js';
 import { ANTHROPIC_MOCK_KEY, startAnthropicMock } from './mocks/anthropic-mock.js';
 import type { MockUpstream } from './mocks/mock-server.js';
+import { chatFor, deltaText as text, send, streamThrough } from './helpers/upstream-call.js';
 
 const PROMPT = 'the quick brown fox jumps over the lazy dog';
 
@@ -21,29 +20,8 @@ after(() => mock.close());
 const target = (apiKey: string | null = ANTHROPIC_MOCK_KEY): UpstreamTarget =>
   ({ provider: 'anthropic', kind: 'anthropic', baseUrl: `${mock.url}/v1`, model: 'claude-sonnet-4-20250514', apiKey: apiKey ?? undefined });
 
-function chat(messages: ChatMessage[], fields: Partial<ChatRequest> = {}): ChatRequest {
-  const { raw, ...rest } = fields;
-  return { model: 'claude-sonnet', messages, stream: false, ...rest, raw: { model: 'claude-sonnet', messages, ...rest, ...raw } };
-}
-
-async function send(up: UpstreamRequest): Promise<{ status: number; text: string }> {
-  const res = await request(up.url, { method: up.method, headers: up.headers, body: up.body });
-  return { status: res.statusCode, text: await res.body.text() };
-}
-
-/** Feeds the SSE body through the translator; a dropped connection comes back as `cut`. */
-async function stream(up: UpstreamRequest): Promise<{ events: StreamEvent[]; cut?: unknown }> {
-  const translator = anthropic.streamTranslator();
-  const events: StreamEvent[] = [];
-  const parser = createParser({ onEvent: (e) => { events.push(...translator.event(e.event, e.data)); } });
-  const res = await request(up.url, { method: up.method, headers: up.headers, body: up.body });
-  assert.equal(res.statusCode, 200);
-  const decoder = new TextDecoder();
-  try { for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true })); } catch (cut) { return { events, cut }; }
-  return { events };
-}
-
-const text = (events: StreamEvent[]) => events.map((e) => (e.type === 'delta' ? e.content ?? '' : '')).join('');
+const chat = chatFor('claude-sonnet');
+const stream = (up: UpstreamRequest) => streamThrough(anthropic, up);
 
 describe('anthropic adapter', () => {
   it('translates a chat request and its JSON answer', async () => {

@@ -2,14 +2,13 @@
 // (CRLF-framed SSE, as Gemini sends them), errors and embeddings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'undici';
-import { createParser } from 'eventsource-parser';
-import type { ChatMessage, ChatRequest, EmbeddingsRequest, StreamEvent, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
+import type { ChatMessage, ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
 import { GatewayError } from '../src/errors.js';
 import { gemini } from '../src/providers/gemini/index.js';
 import { midStreamText } from '../src/providers/gemini/stream.js';
 import { expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { GEMINI_MOCK_DIMENSIONS, GEMINI_MOCK_KEY, mockVector, startGeminiMock, type GeminiMockUpstream } from './mocks/gemini-mock.js';
+import { chatFor, deltaText as text, send, streamThrough } from './helpers/upstream-call.js';
 
 const PROMPT = 'the quick brown fox jumps over the lazy dog';
 
@@ -22,32 +21,12 @@ const target = (model: string, apiKey: string | null = GEMINI_MOCK_KEY): Upstrea
   ({ provider: 'gemini', kind: 'gemini', baseUrl: `${mock.url}/v1beta`, model, apiKey: apiKey ?? undefined });
 const flash = (apiKey?: string | null) => target('gemini-2.5-flash', apiKey);
 
-function chat(messages: ChatMessage[], fields: Partial<ChatRequest> = {}): ChatRequest {
-  const { raw, ...rest } = fields;
-  return { model: 'gemini-flash', messages, stream: false, ...rest, raw: { model: 'gemini-flash', messages, ...rest, ...raw } };
-}
+const chat = chatFor('gemini-flash');
 
 const embed = (input: string[], fields: Partial<EmbeddingsRequest> = {}): EmbeddingsRequest =>
   ({ model: 'gemini-embedding-001', input, single: false, encoding_format: 'float', ...fields });
 
-async function send(up: UpstreamRequest): Promise<{ status: number; text: string }> {
-  const res = await request(up.url, { method: up.method, headers: up.headers, body: up.body });
-  return { status: res.statusCode, text: await res.body.text() };
-}
-
-/** Feeds the SSE body through the translator; a dropped connection comes back as `cut`. */
-async function stream(up: UpstreamRequest): Promise<{ events: StreamEvent[]; cut?: unknown }> {
-  const translator = gemini.streamTranslator();
-  const events: StreamEvent[] = [];
-  const parser = createParser({ onEvent: (e) => { events.push(...translator.event(e.event, e.data)); } });
-  const res = await request(up.url, { method: up.method, headers: up.headers, body: up.body });
-  assert.equal(res.statusCode, 200);
-  const decoder = new TextDecoder();
-  try { for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true })); } catch (cut) { return { events, cut }; }
-  return { events };
-}
-
-const text = (events: StreamEvent[]) => events.map((e) => (e.type === 'delta' ? e.content ?? '' : '')).join('');
+const stream = (up: UpstreamRequest) => streamThrough(gemini, up);
 
 describe('gemini adapter: chat', () => {
   it('translates a chat request and its JSON answer', async () => {
