@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
 import type { KeyRecord } from '../store/api-keys-repo.js';
-import { bearerToken, hashKey } from './key-format.js';
+import { bearerToken, hashKeyBase64 } from './key-format.js';
 
 /** The slower tiers behind the LRU. Resolves null for an unknown or revoked key. */
 export interface KeyLookup {
@@ -41,11 +41,10 @@ export class Authenticator {
   authenticate(authorization: string | undefined): KeyRecord | Promise<KeyRecord> {
     const token = bearerToken(authorization);
     if (!token) throw new GatewayError('unauthorized', 'Missing bearer token: send Authorization: Bearer <key>.');
-    const hash = hashKey(token);
-    const id = hash.toString('base64');
+    const id = hashKeyBase64(token);
     const hit = this.cache.get(id);
     if (hit !== undefined) return this.accept(hit);
-    return this.miss(id, hash).then((rec) => this.accept(rec ?? UNKNOWN));
+    return this.miss(id, Buffer.from(id, 'base64')).then((rec) => this.accept(rec ?? UNKNOWN));
   }
 
   /** Drops a key (by its digest) from this instance's cache at once. */
