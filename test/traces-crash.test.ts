@@ -1,17 +1,13 @@
 // kill -9 of a gateway that is spooling: every row it reported as spooled is
 // replayed by the next process, exactly once; a torn last record is skipped.
 // This file is also the child: the parent re-runs it with CHILD_ENV set.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
-import { applyTraceMigration, countRows, traceSettings } from './helpers/trace-fixtures.js';
+import { countRows, traceSettings, useTraceDatabase } from './helpers/trace-fixtures.js';
 import { runCrashChild } from './helpers/trace-crash-child.js';
 import { TracePipeline } from '../src/traces/pipeline.js';
 
@@ -36,27 +32,12 @@ async function spoolThenKill(dataDir: string, fsync: string, target: number): Pr
 }
 
 function registerTests(): void {
-  let db: TestDatabase;
   let pool: pg.Pool;
-  const dirs: string[] = [];
-
-  before(async () => {
-    db = await createTestDatabase();
-    await applyTraceMigration(db.url);
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  });
-
-  after(async () => {
-    await pool.end();
-    await db.drop();
-    await stopTestPostgres();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  const traces = useTraceDatabase((p) => { pool = p; });
 
   for (const fsync of ['always', 'never'] as const) {
     test(`kill -9 while spooling (fsync ${fsync}) loses no spooled row and replays each once`, { timeout: 60_000 }, async (t) => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'sluice-crash-'));
-      dirs.push(dataDir);
+      const dataDir = traces.tempDir('sluice-crash-');
       const org = 'org_crash';
       await pool.query('DELETE FROM traces WHERE organization_id = $1', [org]);
       const reported = await spoolThenKill(dataDir, fsync, 20_000);

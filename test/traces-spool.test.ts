@@ -1,26 +1,19 @@
 // The disk spool: framing, corruption handling, replay into Postgres without
 // duplicates, buffer overflow spilling, and writes while Postgres is absent.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
-import { applyTraceMigration, countRows, sampleTrace, traceSettings, waitFor } from './helpers/trace-fixtures.js';
+import { countRows, sampleTrace, traceSettings, useTraceDatabase, waitFor } from './helpers/trace-fixtures.js';
 import { TracePipeline } from '../src/traces/pipeline.js';
 import { Spool, decodeSegment, encodeRecord } from '../src/traces/spool.js';
 import type { TraceLogger } from '../src/traces/metrics.js';
 
-let db: TestDatabase;
 let pool: pg.Pool;
-const dirs: string[] = [];
+const traces = useTraceDatabase((p) => { pool = p; });
 
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'sluice-spool-'));
-  dirs.push(d);
-  return d;
-}
+const tempDir = () => traces.tempDir('sluice-spool-');
 
 function batch(org: string, n: number): ReturnType<typeof sampleTrace>[] {
   return Array.from({ length: n }, () => sampleTrace({ organization_id: org }));
@@ -30,19 +23,6 @@ function capturingLogger(): TraceLogger & { errors: object[] } {
   const errors: object[] = [];
   return { errors, info: () => {}, warn: () => {}, error: (obj) => { errors.push(obj); } };
 }
-
-before(async () => {
-  db = await createTestDatabase();
-  await applyTraceMigration(db.url);
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-});
-
-after(async () => {
-  await pool.end();
-  await db.drop();
-  await stopTestPostgres();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 test('records decode in order; a corrupt middle record is skipped, later ones kept', () => {
   const a = batch('o', 2); const b = batch('o', 3); const c = batch('o', 1);

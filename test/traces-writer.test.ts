@@ -1,39 +1,19 @@
 // The COPY write path against real Postgres: field round-trip, batching by
 // size and by age, close() flush, payload archive, duplicates, retention.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
-import { applyTraceMigration, countRows, sampleTrace, traceSettings, waitFor } from './helpers/trace-fixtures.js';
+import { countRows, sampleTrace, traceSettings, useTraceDatabase, waitFor } from './helpers/trace-fixtures.js';
 import { TracePipeline } from '../src/traces/pipeline.js';
 import { fetchPayload } from '../src/traces/payload-archive.js';
 import { PartitionKeeper } from '../src/traces/partitions.js';
 
-let db: TestDatabase;
 let pool: pg.Pool;
-const dirs: string[] = [];
+const traces = useTraceDatabase((p) => { pool = p; });
 
 function pipeline(overrides: Record<string, unknown> = {}): TracePipeline {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-traces-'));
-  dirs.push(dataDir);
-  return new TracePipeline({ pool, settings: traceSettings(overrides), dataDir });
+  return new TracePipeline({ pool, settings: traceSettings(overrides), dataDir: traces.tempDir('sluice-traces-') });
 }
-
-before(async () => {
-  db = await createTestDatabase();
-  await applyTraceMigration(db.url);
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-});
-
-after(async () => {
-  await pool.end();
-  await db.drop();
-  await stopTestPostgres();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 test('every TraceRecord field round-trips, including awkward text', async () => {
   const p = pipeline();

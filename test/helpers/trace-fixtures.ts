@@ -1,10 +1,15 @@
 // Shared by the traces-* tests and the trace bench: the migration (applied
-// directly, independent of the migration runner), sample rows and settings.
+// directly, independent of the migration runner), sample rows and settings,
+// and the database and temp dirs a traces test file sets up and removes.
 import pg from 'pg';
-import { readFileSync } from 'node:fs';
+import { after, before } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TraceRecord } from '../../src/domain.js';
 import { traceSettingsSchema, type TraceSettings } from '../../src/traces/config-schema.js';
+import { createTestDatabase, stopTestPostgres, type TestDatabase } from './pg.js';
 
 const MIGRATION = new URL('../../../migrations/003_traces.sql', import.meta.url);
 
@@ -18,6 +23,46 @@ export async function applyTraceMigration(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+export interface TraceDatabase {
+  /** A fresh directory under the OS temp dir, removed after the file's tests. */
+  tempDir(prefix: string): string;
+}
+
+/**
+ * Registers the hooks of a traces test file: before, a fresh database with the
+ * traces table and a pool on it; after, the pool, the database, the embedded
+ * Postgres (if this file started one) and every tempDir are gone. The pool is
+ * handed to `onPool` rather than read in a later hook, because Node 20 starts
+ * a file's top-level before() hooks without waiting for the previous one.
+ */
+export function useTraceDatabase(onPool: (pool: pg.Pool) => void): TraceDatabase {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  const dirs: string[] = [];
+
+  before(async () => {
+    db = await createTestDatabase();
+    await applyTraceMigration(db.url);
+    pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    onPool(pool);
+  });
+
+  after(async () => {
+    await pool.end();
+    await db.drop();
+    await stopTestPostgres();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  return {
+    tempDir(prefix) {
+      const d = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+  };
 }
 
 export function traceSettings(overrides: Record<string, unknown> = {}): TraceSettings {
