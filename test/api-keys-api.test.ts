@@ -3,9 +3,10 @@
 // only admin keys manage, and one organisation never sees another's keys.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
+import type { OpenAIMock } from './mocks/openai-mock.js';
+import type { TestGateway } from './helpers/gateway.js';
+import { startRoutingGateway } from './helpers/routing-gateway.js';
+import { call } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -17,12 +18,7 @@ describe('API keys API', () => {
   let betaAdmin: string;
   const api = (key: string | undefined, method: string, path: string, body?: unknown) => call(gw.url, key, method, path, body);
 
-  before(async () => {
-    mock = await startOpenAIMock();
-    gw = await startGateway({ config: routingConfig(mock.url), env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY } });
-    admin = await gw.key('acme', 'admin');
-    betaAdmin = await gw.key('beta', 'admin');
-  });
+  before(async () => { ({ mock, gw, admin, betaAdmin } = await startRoutingGateway()); });
   after(async () => { await gw.close(); await mock.close(); });
 
   test('create returns 201 with the secret once; the default role is user', async () => {

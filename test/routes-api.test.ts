@@ -3,9 +3,10 @@
 // name the field, 409 on a duplicate name, 404s, and tenant isolation.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import type { OpenAIMock } from './mocks/openai-mock.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
+import { startRoutingGateway } from './helpers/routing-gateway.js';
+import { call, routingConfig } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -21,12 +22,7 @@ describe('routes API', () => {
   let betaAdmin: string;
   const api = (method: string, path: string, body?: unknown, key = admin) => call(gw.url, key, method, path, body);
 
-  before(async () => {
-    mock = await startOpenAIMock();
-    gw = await startGateway({ config: routingConfig(mock.url), env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY } });
-    admin = await gw.key('acme', 'admin');
-    betaAdmin = await gw.key('beta', 'admin');
-  });
+  before(async () => { ({ mock, gw, admin, betaAdmin } = await startRoutingGateway()); });
   after(async () => { await gw.close(); await mock.close(); });
 
   test('create is 201 with the document; priority 0 and enabled true by default', async () => {

@@ -4,9 +4,10 @@
 // request time, rules are per organisation, and a dry run never reaches the upstream.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, chatBody, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
+import type { OpenAIMock } from './mocks/openai-mock.js';
+import type { TestGateway } from './helpers/gateway.js';
+import { startRoutingGateway } from './helpers/routing-gateway.js';
+import { call, chatBody } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -29,12 +30,7 @@ describe('routing rules', () => {
   const UP_CHEAP = { provider: 'up', model: 'up-cheap' };
   const UP_DEAR = { provider: 'up', model: 'up-dear' };
 
-  before(async () => {
-    mock = await startOpenAIMock();
-    gw = await startGateway({ config: routingConfig(mock.url), env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY } });
-    admin = await gw.key('acme', 'admin');
-    betaAdmin = await gw.key('beta', 'admin');
-  });
+  before(async () => { ({ mock, gw, admin, betaAdmin } = await startRoutingGateway()); });
   after(async () => { await gw.close(); await mock.close(); });
   beforeEach(async () => {
     for (const key of [admin, betaAdmin]) {
