@@ -3,7 +3,7 @@
 // API checks first: the x-api-key and anthropic-version headers, max_tokens,
 // and user/assistant roles.
 import type { ServerResponse } from 'node:http';
-import { startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
+import { startMockServer, sleep, splitWords, streamPieces, type MockUpstream, type RecordedRequest } from './mock-server.js';
 
 export const ANTHROPIC_MOCK_KEY = 'sk-ant-mock-key';
 
@@ -76,23 +76,10 @@ async function handle(req: RecordedRequest, res: ServerResponse, mock: MockUpstr
   });
   sse(res, 'content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
   sse(res, 'ping', {});
-  // Faults strike after two deltas, or earlier when the echo is shorter.
-  const faultAt = Math.min(2, pieces.length - 1);
-  for (let i = 0; i < pieces.length; i++) {
-    if (i === faultAt && mock.fault === 'drop-mid-stream') {
-      // Let the chunks already written reach the client: destroying in the same tick discards them.
-      await sleep(10);
-      res.destroy();
-      return;
-    }
-    if (i === faultAt && mock.fault === 'error-event-mid-stream') {
-      sse(res, 'error', { error: { type: 'overloaded_error', message: 'Overloaded' } });
-      res.end();
-      return;
-    }
-    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
-    sse(res, 'content_block_delta', { index: 0, delta: { type: 'text_delta', text: pieces[i] } });
-  }
+  const finished = await streamPieces(res, mock, pieces,
+    (text) => sse(res, 'content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+    () => sse(res, 'error', { error: { type: 'overloaded_error', message: 'Overloaded' } }));
+  if (!finished) return;
   sse(res, 'content_block_stop', { index: 0 });
   sse(res, 'message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
   sse(res, 'message_stop', {});

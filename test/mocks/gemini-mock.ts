@@ -3,7 +3,7 @@
 // Chat echoes the last user turn with one token per word; embeddings are
 // deterministic per text, and exact in float32 so both encodings compare equal.
 import type { ServerResponse } from 'node:http';
-import { startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
+import { startMockServer, sleep, splitWords, streamPieces, type MockUpstream, type RecordedRequest } from './mock-server.js';
 
 export const GEMINI_MOCK_KEY = 'gemini-mock-key';
 
@@ -63,26 +63,13 @@ async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstrea
   // Gemini's SSE framing uses CRLF; every chunk repeats the cumulative usage, the last one adds finishReason.
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\r\n\r\n`);
-  const faultAt = Math.min(2, pieces.length - 1);
   let done = 0;
-  for (let i = 0; i < pieces.length; i++) {
-    if (i === faultAt && mock.fault === 'drop-mid-stream') {
-      // Let the chunks already written reach the client: destroying in the same tick discards them.
-      await sleep(10);
-      res.destroy();
-      return;
-    }
-    if (i === faultAt && mock.fault === 'error-event-mid-stream') {
-      send({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } });
-      res.end();
-      return;
-    }
-    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
-    done += words(pieces[i]!);
+  const finished = await streamPieces(res, mock, pieces, (piece, i) => {
+    done += words(piece);
     const last = i === pieces.length - 1;
-    send({ candidates: [candidate(pieces[i]!, last ? finishReason : undefined)], usageMetadata: usage(done), modelVersion: model });
-  }
-  res.end();
+    send({ candidates: [candidate(piece, last ? finishReason : undefined)], usageMetadata: usage(done), modelVersion: model });
+  }, () => send({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
+  if (finished) res.end();
 }
 
 async function embed(req: RecordedRequest, res: ServerResponse, mock: GeminiMockUpstream, batch: boolean): Promise<void> {

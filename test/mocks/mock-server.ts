@@ -66,7 +66,7 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
 
 export const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
 
-/** The text of the last user message, whatever the wire format put it in; mocks echo it back. */
+/** The pieces a mock streams an echo in: one per word (with its trailing whitespace), or at most `chunks` runs of words when set. */
 export function splitWords(text: string, chunks: number | undefined): string[] {
   const words = text.match(/\S+\s*/g) ?? [text];
   if (!chunks || chunks >= words.length) return words;
@@ -74,4 +74,32 @@ export function splitWords(text: string, chunks: number | undefined): string[] {
   const out: string[] = [];
   for (let i = 0; i < words.length; i += size) out.push(words.slice(i, i + size).join(''));
   return out;
+}
+
+/**
+ * Streams `pieces` through `write`, with the stream faults striking after two
+ * pieces, or earlier when the echo is shorter: drop-mid-stream cuts the socket,
+ * error-event-mid-stream sends `writeError` and ends. False when a fault ended the response.
+ */
+export async function streamPieces(
+  res: ServerResponse, mock: MockUpstream, pieces: string[],
+  write: (piece: string, index: number) => void, writeError: () => void,
+): Promise<boolean> {
+  const faultAt = Math.min(2, pieces.length - 1);
+  for (let i = 0; i < pieces.length; i++) {
+    if (i === faultAt && mock.fault === 'drop-mid-stream') {
+      // Let the chunks already written reach the client: destroying in the same tick discards them.
+      await sleep(10);
+      res.destroy();
+      return false;
+    }
+    if (i === faultAt && mock.fault === 'error-event-mid-stream') {
+      writeError();
+      res.end();
+      return false;
+    }
+    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
+    write(pieces[i]!, i);
+  }
+  return true;
 }
