@@ -50,6 +50,12 @@ test('a 20 s Postgres outage under load loses nothing and duplicates nothing', {
       if (dt > maxRecordNs) maxRecordNs = dt;
     }
   }, TICK_MS);
+  // A failed assertion must not leave the producer (and the pipeline) running, or the file hangs instead of failing.
+  t.after(async () => {
+    clearInterval(producer);
+    await p.close().catch(() => {});
+    if (!pool.ended) await pool.end().catch(() => {});
+  });
 
   await new Promise((r) => setTimeout(r, 2000));
   const writtenBefore = p.metrics.rowsWritten;
