@@ -10,13 +10,12 @@ function headers(target: UpstreamTarget): Record<string, string> {
 }
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
-  const body: Record<string, unknown> = { ...req.raw, model: target.model, messages: req.messages };
+  // Rest destructuring rather than `delete`, which would drop the object into V8's slow dictionary mode.
+  const { stream: _stream, stream_options: streamOptions, ...rest } = req.raw;
+  const body: Record<string, unknown> = { ...rest, model: target.model, messages: req.messages };
   if (req.stream) {
     body.stream = true;
-    body.stream_options = { ...(req.raw.stream_options as object | undefined), include_usage: true };
-  } else {
-    delete body.stream;
-    delete body.stream_options;
+    body.stream_options = { ...(streamOptions as object | undefined), include_usage: true };
   }
   return { url: joinUrl(target.baseUrl, 'chat/completions'), method: 'POST', headers: headers(target), body: JSON.stringify(body) };
 }
