@@ -108,6 +108,8 @@ export interface ProviderAdapter {
   streamTranslator(): StreamTranslator;
   /** A human message extracted from an upstream error body. */
   errorMessage(status: number, body: string): string;
+  /** True when an error answer means the provider refused the gateway's own credential, whatever its status. */
+  credentialRejected?(status: number, body: string): boolean;
   /** Absent when the provider has no embeddings API (-> embeddings_unsupported). */
   embeddingsRequest?(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest;
   embeddingsResponse?(body: unknown): EmbeddingsResult;

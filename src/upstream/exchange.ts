@@ -50,7 +50,8 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     this.signal.off('abort', this.onClientAbort);
     if (!this.errorBody) return this.end();
     const text = Buffer.concat(this.errorBody).toString('utf8');
-    this.fail(upstreamStatusError(this.status, this.adapter.errorMessage(this.status, text)));
+    const ownKey = this.adapter.credentialRejected?.(this.status, text) ?? false;
+    this.fail(upstreamStatusError(this.status, this.adapter.errorMessage(this.status, text), ownKey));
   }
 
   onResponseError(_c: Controller, err: Error): void {

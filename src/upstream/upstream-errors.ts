@@ -4,8 +4,8 @@
 import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 
-export function upstreamStatusError(status: number, message: string): GatewayError {
-  const passThrough = status === 400 || status === 404 || status === 409 || status === 413 || status === 422 || status === 429;
+export function upstreamStatusError(status: number, message: string, credentialRejected = false): GatewayError {
+  const passThrough = !credentialRejected && (status === 400 || status === 404 || status === 409 || status === 413 || status === 422 || status === 429);
   return new GatewayError('upstream_error', `Upstream answered ${status}: ${message}`, {
     status: passThrough ? status : status === 504 ? 504 : 502,
     upstreamStatus: status,

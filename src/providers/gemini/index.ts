@@ -5,7 +5,7 @@ import type { ProviderAdapter } from '../../domain.js';
 import { chatRequest, embeddingsRequest } from './request.js';
 import { chatResponse, embeddingsResponse } from './response.js';
 import { streamTranslator } from './stream.js';
-import { errorMessage } from './errors.js';
+import { credentialRejected, errorMessage } from './errors.js';
 
 export const gemini: ProviderAdapter = {
   kind: 'gemini',
@@ -13,6 +13,7 @@ export const gemini: ProviderAdapter = {
   chatResponse,
   streamTranslator,
   errorMessage,
+  credentialRejected,
   embeddingsRequest,
   embeddingsResponse,
 };
