@@ -2,30 +2,14 @@
 // first, paged by a request_id cursor. Every query is scoped by organisation,
 // so another organisation's request_id reads as absent (404), never as 403.
 import type pg from 'pg';
+import type { TraceRecord } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
 /** Section 2.3, exactly; `payload_url` only when a payload was archived. */
-export interface TraceView {
-  request_id: string;
-  organization_id: string;
-  api_key_id: string;
-  provider: string | null;
-  model: string | null;
-  requested_model: string | null;
-  route_reason: string | null;
-  latency_ms: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost_usd: number;
-  status_code: number;
-  redactions: number;
-  streamed: boolean;
-  ttfb_ms: number | null;
-  stream_aborted: boolean;
-  disclosed_bytes: number;
-  payload_url?: string;
-}
+export type TraceView = Pick<TraceRecord,
+  | 'request_id' | 'organization_id' | 'api_key_id' | 'provider' | 'model' | 'requested_model' | 'route_reason'
+  | 'latency_ms' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'cost_usd' | 'status_code'
+  | 'redactions' | 'streamed' | 'ttfb_ms' | 'stream_aborted' | 'disclosed_bytes'> & { payload_url?: string };
 
 /** Values as they come off the query string (strings) or from code (numbers). */
 export interface ListTracesQuery {
