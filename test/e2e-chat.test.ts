@@ -175,6 +175,26 @@ for (const http of HTTP_KINDS) {
       } finally { mock.fault = 'none'; }
     });
 
+    test('backpressure: a client that stops reading stops the gateway reading the upstream; nothing is lost', async () => {
+      const n = 50_000; // about 58 MB of SSE: more than every socket buffer on the path can hold
+      const res = await post({ model: 'up-model', stream: true, mock_big_stream: n, messages: [{ role: 'user', content: 'big' }] });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = decoder.decode((await reader.read()).value, { stream: true });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const stalled = mock.bigSocket!.bytesWritten;
+      await new Promise((r) => setTimeout(r, 500));
+      assert.ok(mock.bigSocket!.bytesWritten - stalled < 256 * 1024, 'the upstream stays paused while the client does not read');
+      assert.ok(stalled < n * 1024 * 0.5, `only ${stalled} bytes of about ${n * 1170} were read upstream`);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      assert.equal(text.match(/x{1024}/g)?.length, n, 'every chunk arrived once the client read again');
+      assert.ok(text.endsWith('data: [DONE]\n\n'));
+    });
+
     test('resolution: alias and auto give route_reason default; auto skips models too small', async () => {
       const long = 'word '.repeat(200);
       const res = await post({ model: 'auto', messages: [{ role: 'user', content: long }] }, { 'gateway-trace': 'true' });

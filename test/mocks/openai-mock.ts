@@ -24,8 +24,27 @@ function fail(res: ServerResponse, status: number, message: string, type = 'inva
   res.end(JSON.stringify({ error: { message, type, param: null, code: null } }));
 }
 
-async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstream): Promise<void> {
+/**
+ * `mock_big_stream: N` in the body streams N content chunks of 1 KiB as fast as
+ * the socket takes them (each write awaits 'drain'), so a test can see whether
+ * the gateway stops reading when its own client stops.
+ */
+async function bigStream(res: ServerResponse, mock: OpenAIMock, n: number): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const piece = 'x'.repeat(1024);
+  const line = `data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${piece}"},"finish_reason":null}]}\n\n`;
+  mock.bigSocket = res.socket ?? undefined;
+  for (let i = 0; i < n; i++) {
+    if (!res.write(line)) await new Promise<void>((ok) => { res.once('drain', ok); res.once('close', ok); });
+    if (res.destroyed) return;
+  }
+  res.write('data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
+  res.end('data: [DONE]\n\n');
+}
+
+async function chat(req: RecordedRequest, res: ServerResponse, mock: OpenAIMock): Promise<void> {
   const body = req.body;
+  if (typeof body.mock_big_stream === 'number') return bigStream(res, mock, body.mock_big_stream);
   const text = lastUserText(body);
   const usage = { prompt_tokens: words(JSON.stringify(body.messages)), completion_tokens: words(text), total_tokens: 0 };
   usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -67,11 +86,13 @@ function embeddings(req: RecordedRequest, res: ServerResponse, mock: MockUpstrea
 export interface OpenAIMock extends MockUpstream {
   /** Return one embedding fewer than inputs. */
   short?: boolean;
+  /** The socket of the last `mock_big_stream` answer: its bytesWritten shows how much the gateway has read. */
+  bigSocket?: import('node:net').Socket;
 }
 
 /** `apiKey: null` accepts any caller, like a self-hosted server without auth. */
 export async function startOpenAIMock(apiKey: string | null = OPENAI_MOCK_KEY): Promise<OpenAIMock> {
-  return startMockServer(async (req, res, mock) => {
+  return startMockServer(async (req, res, mock: OpenAIMock) => {
     if (apiKey !== null && req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
     if (mock.fault === 'error-before-first-byte') return fail(res, 500, 'The server had an error while processing your request.', 'server_error');
     if (req.method === 'POST' && req.url.endsWith('/chat/completions')) return chat(req, res, mock);
