@@ -8,7 +8,7 @@ export class Credentials {
   private readonly values = new Map<string, string | undefined>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly config: Config, private readonly env: NodeJS.ProcessEnv = process.env) {
+  constructor(private readonly config: Config, env: NodeJS.ProcessEnv = process.env) {
     for (const [name, p] of config.providers) {
       if (!p.api_key_file) this.values.set(name, p.api_key_env ? nonEmpty(env[p.api_key_env]) : undefined);
     }

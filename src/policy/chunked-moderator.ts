@@ -57,7 +57,7 @@ export class WindowedModerator implements ChunkedModerator {
     if (rules === undefined || this.#held.length === 0) return undefined;
     const from = this.#context.length;
     const text = this.#context + this.#held;
-    return rules.firstAccepted(text, (start, end) => end > from && (final || end < text.length));
+    return rules.firstAccepted(text, (_start, end) => end > from && (final || end < text.length));
   }
 
   #block(hit: ModerationRule): ChunkStep {
