@@ -72,6 +72,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       ctx.trace.error_code ??= res.aborted ? 'client_closed' : e.code;
       if (midStream) ctx.trace.stream_aborted = true;
     }).finally(() => {
+      // A handler that returned without replying is a bug; the caller still gets an answer rather than a hung socket.
+      if (!res.started && !res.aborted) ctx.trace.status_code = sendError(res, new GatewayError('gateway_error', 'No response was produced.'), ctx.requestId).status;
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
       svc.metrics.requestDone(endpoint, ctx.trace.status_code || (res.aborted ? 499 : 200), ctx.elapsedMs() / 1000);
       if (!(found instanceof GatewayError) && found.route.traced) {
