@@ -1,8 +1,8 @@
 // Gemini GenerateContentResponse and embedding answers -> ChatResult / EmbeddingsResult.
 import type { ChatResult, EmbeddingsResult, Usage } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { isObj } from '../json-shape.js';
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null;
 
 const FINISH: Record<string, string> = {
   STOP: 'stop',

@@ -1,7 +1,7 @@
 import type { ChatResult, EmbeddingsResult, Usage } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { isObj } from '../json-shape.js';
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null;
 
 export function readUsage(u: unknown): Usage {
   if (!isObj(u)) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
