@@ -12,7 +12,7 @@ import { createPolicyEngine } from './policy/engine.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
 import type { Services } from './pipeline/services.js';
-import { compileOrgCatalogues } from './routing/org-catalogue.js';
+import { compileEmbeddingCatalogue, compileOrgCatalogues } from './routing/org-catalogue.js';
 import { ensureOrganizations, touchLastUsed } from './store/api-keys-repo.js';
 import { openDatabase } from './store/database.js';
 import { openKeyCache } from './store/key-cache.js';
@@ -100,6 +100,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       pool: db.pool,
       credentials,
       catalogues: compileOrgCatalogues(config),
+      embeddingModels: compileEmbeddingCatalogue(config),
       auth,
       upstream: new Upstream(pools),
       rules: rules.match,

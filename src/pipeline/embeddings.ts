@@ -17,7 +17,7 @@ import { authenticate, catalogueFor, headerIsTrue, targetFor, type Services } fr
 
 function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEntry {
   const activated = catalogueFor(svc, orgId).byId.get(model) ?? [];
-  const candidates = [...activated, ...svc.config.catalogue.filter((e) => e.id === model && e.type === 'embedding' && !activated.includes(e))];
+  const candidates = [...activated, ...(svc.embeddingModels.get(model) ?? []).filter((e) => !activated.includes(e))];
   if (!candidates.length) throw new GatewayError('model_not_found', `The embedding model "${model}" is not in the catalogue nor activated.`, { param: 'model' });
   const kindOf = (e: ModelEntry) => svc.config.providers.get(e.provider)!.kind;
   const capable = candidates.filter((e) => hasEmbeddings(kindOf(e)));

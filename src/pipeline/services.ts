@@ -20,6 +20,8 @@ export interface Services {
   pool: pg.Pool;
   credentials: Credentials;
   catalogues: ReadonlyMap<string, OrgCatalogue>;
+  /** Embedding models of the catalogue by id. */
+  embeddingModels: ReadonlyMap<string, readonly ModelEntry[]>;
   auth: Authenticator;
   upstream: Upstream;
   rules: RuleMatcher;

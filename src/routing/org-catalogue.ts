@@ -38,3 +38,10 @@ export function compileOrgCatalogues(config: Config): ReadonlyMap<string, OrgCat
   }
   return out;
 }
+
+/** The gateway's embeddings catalogue by id, for POST /v1/embeddings: no activation needed, so one map serves every organisation. */
+export function compileEmbeddingCatalogue(config: Config): ReadonlyMap<string, readonly ModelEntry[]> {
+  const out = new Map<string, ModelEntry[]>();
+  for (const entry of config.catalogue) if (entry.type === 'embedding') push(out, entry.id, entry);
+  return out;
+}
