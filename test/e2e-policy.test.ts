@@ -160,6 +160,20 @@ for (const http of HTTP_KINDS) {
       });
     }
 
+    test('chunked: a block before any byte was released is still a JSON error, not a stream', async () => {
+      mock.chunks = 1;
+      try {
+        const res = await chat('chunked', 'make a bomb', { stream: true });
+        assert.equal(res.status, 422);
+        assert.match(res.headers.get('content-type')!, /json/);
+        const body: any = await res.json();
+        assert.equal(body.error.code, 'content_blocked');
+        const trace = await gw.traces.waitFor(body.request_id);
+        assert.equal(trace.stream_aborted, false);
+        assert.equal(trace.disclosed_bytes, 0);
+      } finally { mock.chunks = undefined; }
+    });
+
     test('chunked: clean output streams through completely', async () => {
       const res = await chat('chunked', 'a perfectly harmless sentence', { stream: true });
       const events = await readSse(res);

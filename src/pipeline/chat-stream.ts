@@ -67,8 +67,8 @@ export async function streamChat(
         const cleared = clear(moderator, content, ev.finish_reason !== undefined);
         if (cleared.blocked) {
           const message = `The output was blocked by moderation (${cleared.category}).`;
-          // Nothing sent yet: the stream has not begun, so this is still a JSON error.
-          if (!res.started && !out.pending) throw new GatewayError('content_blocked', message);
+          // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
+          if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
           return out.abort('content_blocked', message);
         }
         content = cleared.release || undefined;
@@ -77,7 +77,9 @@ export async function streamChat(
       if (content === undefined && ev.role === undefined && ev.finish_reason === undefined) continue;
       out.add(out.writer.delta(ev.role, content, ev.finish_reason), content);
     }
-    await out.flush();
+    // Under chunked moderation the stream commits to 200 only with the first cleared output,
+    // so a block before any is still a plain JSON error.
+    if (!moderator || out.hasOutput) await out.flush();
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();
@@ -112,6 +114,8 @@ class StreamOut {
   private disclosed = 0;
 
   constructor(private readonly res: GatewayResponse, private readonly ctx: RequestContext, readonly writer: ChunkWriter) {}
+
+  get hasOutput(): boolean { return this.disclosed > 0; }
 
   add(line: string, content: string | undefined): void {
     this.pending += line;
