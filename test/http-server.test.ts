@@ -74,3 +74,38 @@ for (const http of HTTP_KINDS) {
     });
   });
 }
+
+describe('draining on uWS', () => {
+  test('while in-flight requests finish, a new request on a kept-alive connection gets 503 shutting_down', async () => {
+    const { startOpenAIMock, OPENAI_MOCK_KEY } = await import('./mocks/openai-mock.js');
+    const mock = await startOpenAIMock();
+    mock.fault = 'slow-chunks';
+    mock.slowMs = 100;
+    const gw = await startGateway({
+      http: 'uws',
+      env: { SLUICE_T_DRAIN_KEY: OPENAI_MOCK_KEY },
+      config: {
+        providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_DRAIN_KEY' } },
+        models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+        organizations: [{ id: 'acme', models: ['up-model'] }],
+      },
+    });
+    const key = await gw.key('acme');
+    const idle = new Agent({ keepAlive: true, maxSockets: 1 });
+    assert.equal((await raw(gw.url, { method: 'GET', path: '/healthz', agent: idle })).status, 200);
+    const streaming = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'a b c d e' }] }),
+    }).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 150));
+    const closing = gw.app.close();
+    const late = await raw(gw.url, { method: 'GET', path: '/healthz', agent: idle });
+    assert.equal(late.status, 503);
+    assert.equal(JSON.parse(late.body).error.code, 'shutting_down');
+    assert.ok((await streaming).trimEnd().endsWith('data: [DONE]'), 'the in-flight stream finished');
+    await closing;
+    idle.destroy();
+    await gw.db.drop();
+    await mock.close();
+  });
+});
