@@ -3,11 +3,11 @@
 // drain in-flight streams on SIGTERM.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
-import { runCli, startChild, type ChildGateway } from './helpers/child-gateway.js';
+import { MAIN, runCli, startChild, type ChildGateway } from './helpers/child-gateway.js';
 
 describe('sluice CLI on an embedded Postgres', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
@@ -40,6 +40,10 @@ describe('sluice CLI on an embedded Postgres', () => {
 
   const chat = (key: string, body: object = { model: 'mock-echo', messages: [{ role: 'user', content: 'hi' }] }) =>
     fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+
+  test('the built `sluice` bin is executable, so `npx sluice` works after a rebuild', () => {
+    assert.doesNotThrow(() => accessSync(MAIN, constants.X_OK));
+  });
 
   test('serve started an embedded Postgres and says so', () => {
     assert.ok(gw.logs.join('').includes('"embeddedPostgres":true'));
