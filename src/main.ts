@@ -2,15 +2,29 @@
 // The `sluice` command: parse CLI and environment, load config, then serve or
 // run one management task. SIGTERM/SIGINT drain in-flight requests before exit.
 import { Command, InvalidArgumentError } from 'commander';
-import pino from 'pino';
 import { startApp } from './app.js';
+import { createLogger } from './logger.js';
 import { loadConfig, type Config } from './config/load-config.js';
+import type { HttpChoice } from './http/create-server.js';
 import { createKey, ensureOrganizations, listKeys, revokeKey, type KeyRole } from './store/api-keys-repo.js';
 import { defaultDataDir, openDatabase, type Database } from './store/database.js';
 import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
+import { gatewayThreads } from './threads/thread-count.js';
+import { startThreaded } from './threads/threaded-gateway.js';
 
 const env = process.env;
+// An empty DATABASE_URL or REDIS_URL (`DATABASE_URL= sluice serve`) means unset, not a connection string.
+const databaseUrl = (): string | undefined => env.DATABASE_URL || undefined;
+const redisUrl = (): string | undefined => env.REDIS_URL || undefined;
+
+const HTTP_KINDS = ['auto', 'uws', 'node'] as const;
+
+/** Front-end choice from --http or SLUICE_HTTP; either beats `server.http` in the file, as PORT beats `server.port`. */
+function httpKind(value: string): HttpChoice {
+  if (!(HTTP_KINDS as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${HTTP_KINDS.join(', ')}`);
+  return value as HttpChoice;
+}
 
 function port(value: string): number {
   const n = Number(value);
@@ -19,7 +33,7 @@ function port(value: string): number {
 }
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase({ url: env.DATABASE_URL, dataDir: defaultDataDir(env) });
+  const db = await openDatabase({ url: databaseUrl(), dataDir: defaultDataDir(env) });
   try { return await fn(db); } finally { await db.close(); }
 }
 
@@ -31,18 +45,36 @@ program.command('serve')
   .description('run the gateway')
   .option('-c, --config <file>', 'YAML config file (default: $SLUICE_CONFIG)')
   .option('-p, --port <n>', 'port to listen on (default: $PORT or 8080)', port)
-  .action(async (o: { config?: string; port?: number }) => {
-    const log = pino({ level: env.LOG_LEVEL ?? 'info' });
+  .option('--http <kind>', 'front end: auto, uws or node (default: $SLUICE_HTTP, then server.http)', httpKind)
+  .action(async (o: { config?: string; port?: number; http?: HttpChoice }) => {
+    const log = createLogger(env.LOG_LEVEL ?? 'info');
     let config: Config;
-    try { config = loadConfig(o.config ?? env.SLUICE_CONFIG); } catch (err) { log.fatal((err as Error).message); process.exit(2); }
-    const app = await startApp({
-      config,
-      databaseUrl: env.DATABASE_URL,
-      redisUrl: env.REDIS_URL,
-      dataDir: defaultDataDir(env),
-      port: o.port ?? (env.PORT ? port(env.PORT) : config.server.port),
-      logger: log,
-    });
+    let http: HttpChoice | undefined;
+    try {
+      config = loadConfig(o.config ?? env.SLUICE_CONFIG);
+      http = o.http ?? (env.SLUICE_HTTP ? httpKind(env.SLUICE_HTTP) : undefined);
+    } catch (err) {
+      log.fatal((err as Error).message.startsWith('must be') ? `SLUICE_HTTP ${(err as Error).message}` : (err as Error).message);
+      process.exit(2);
+    }
+    const front = http ?? config.server.http;
+    const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
+    const threads = gatewayThreads(config, front);
+    if (threads < (config.server.threads ?? 1)) log.warn({ threads }, 'the node:http front end runs one gateway thread; server.threads is ignored');
+    const app = threads > 1
+      ? await startThreaded({
+        config, configPath: o.config ?? env.SLUICE_CONFIG, threads, databaseUrl: databaseUrl(), redisUrl: redisUrl(),
+        dataDir: defaultDataDir(env), host: config.server.host, port: listenPort, http: front, logLevel: env.LOG_LEVEL ?? 'info', log,
+      })
+      : await startApp({
+        config,
+        databaseUrl: databaseUrl(),
+        redisUrl: redisUrl(),
+        dataDir: defaultDataDir(env),
+        port: listenPort,
+        http: front,
+        logger: log,
+      });
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -83,7 +115,7 @@ keys.command('revoke')
     if (!hash) { process.stderr.write(`no active key ${id}\n`); process.exit(1); }
     // With Redis every instance drops the key at once; without it, within auth.cache_ttl_ms.
     const prefix = loadConfig(o.config ?? env.SLUICE_CONFIG).redis.key_prefix;
-    const announced = env.REDIS_URL ? await announceRevocation(env.REDIS_URL, prefix, hash, pino({ level: 'error' })) : false;
+    const announced = redisUrl() ? await announceRevocation(redisUrl()!, prefix, hash, createLogger('error')) : false;
     print({ id, revoked: true, announced });
   }));
 

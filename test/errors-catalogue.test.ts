@@ -14,6 +14,20 @@ test('every error code is in the README with its status', () => {
   }
 });
 
+// docs/api.md is the API reference a clone has: every code there too, with its status, and no stray ones.
+const apiDoc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+const inApiDoc = new Map([...apiDoc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+
+test('every error code is in docs/api.md with its status', () => {
+  for (const [code, spec] of Object.entries(ERRORS)) assert.equal(inApiDoc.get(code), spec.status, `docs/api.md row for ${code}`);
+  for (const code of inApiDoc.keys()) assert.ok(code in ERRORS, `docs/api.md names ${code}, which the catalogue lacks`);
+});
+
+test('the README links the API reference, not a file outside the repository', () => {
+  assert.ok(readme.includes('](docs/api.md'));
+  assert.ok(!readme.includes('../shared/'));
+});
+
 test('the README documents no code the catalogue lacks', () => {
   for (const code of documented.keys()) assert.ok(code in ERRORS, code);
 });

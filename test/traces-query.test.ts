@@ -92,6 +92,16 @@ test('status and provider filters, alone and together', async () => {
   assert.equal(both.has_more, true, '130/15 = 9 traces match');
 });
 
+test('model, key, streamed and aborted filters', async () => {
+  const m = await listTraces(pool, 'org_q', { model: 'gpt-4o-mini', limit: 200 });
+  assert.equal(m.data.length, 130);
+  assert.equal((await listTraces(pool, 'org_q', { model: 'nope' })).data.length, 0);
+  assert.equal((await listTraces(pool, 'org_q', { key: 'key_1', limit: 200 })).data.length, 130);
+  assert.equal((await listTraces(pool, 'org_q', { key: 'key_other' })).data.length, 0);
+  assert.equal((await listTraces(pool, 'org_q', { streamed: true })).data.length, 0);
+  assert.equal((await listTraces(pool, 'org_q', { aborted: false, limit: 200 })).data.length, 130);
+});
+
 test('bad query values are invalid_request naming the parameter', async () => {
   const cases: [Parameters<typeof listTraces>[2], string][] = [
     [{ limit: '0' }, 'limit'], [{ limit: '201' }, 'limit'], [{ limit: 'ten' }, 'limit'], [{ limit: '1.5' }, 'limit'],
@@ -120,10 +130,11 @@ test('getTrace returns the section 2.3 fields exactly, payload_url only with a p
   const t = await getTrace(pool, 'org_q', 'req_q_008');
   assert.ok(t);
   assert.deepEqual(Object.keys(t).sort(), [
-    'api_key_id', 'completion_tokens', 'cost_usd', 'disclosed_bytes', 'latency_ms', 'model', 'organization_id',
-    'prompt_tokens', 'provider', 'redactions', 'request_id', 'requested_model', 'route_reason', 'status_code',
-    'stream_aborted', 'streamed', 'total_tokens', 'ttfb_ms',
+    'api_key_id', 'completion_tokens', 'cost_usd', 'created_at', 'disclosed_bytes', 'dry_run', 'endpoint', 'error_code',
+    'latency_ms', 'model', 'organization_id', 'prompt_tokens', 'provider', 'redactions', 'request_id', 'requested_model',
+    'route_reason', 'status_code', 'stream_aborted', 'streamed', 'total_tokens', 'ttfb_ms',
   ]);
+  assert.equal(t.created_at, new Date(mine.find((x) => x.request_id === 'req_q_008')!.created_at).toISOString());
   let minted = 0;
   const mintUrl = (id: string): string => `https://gw.example/v1/payloads/${id}?n=${++minted}`;
   assert.equal((await getTrace(pool, 'org_q', 'req_q_008', { mintUrl }))?.payload_url, undefined);

@@ -23,6 +23,8 @@ test('every TraceRecord field round-trips, including awkward text', async () => 
     requested_model: null, route_reason: 'rule:cheap', latency_ms: 1234, prompt_tokens: 7, completion_tokens: 0,
     total_tokens: 7, cost_usd: 0.1 + 0.2, status_code: 502, error_code: 'upstream_error', redactions: 3,
     streamed: true, ttfb_ms: 12.5, stream_aborted: true, disclosed_bytes: 4096, dry_run: true,
+    attempts: [{ provider: 'anthropic', model: 'claude\tx', status: 503, latency_ms: 40 }, { provider: 'openai', model: 'gpt-4o', status: 200, latency_ms: 90 }],
+    fallback_from: 'anthropic/claude\tx',
     created_at: Date.parse('2026-11-22T01:02:03.456Z'),
   });
   p.record(t);

@@ -1,28 +1,58 @@
 // Resolves a bearer key to its record. The hot path is a hash plus an in-process
 // LRU hit, returned synchronously. Misses go through the slower lookup chain
-// (Redis, then Postgres) with concurrent misses for one key coalesced. Entries
-// live `ttlMs` at most, so a revocation missed by every other signal still takes
-// effect within that bound; `invalidate` drops an entry at once.
+// (Redis, then Postgres) with concurrent misses for one key coalesced.
+//
+// An entry is fresh for `ttlMs`, so a revocation missed by every other signal
+// still takes effect within that bound while the system of record answers. A
+// valid record is then kept, stale, for `staleIfErrorMs` more: it is served only
+// when the lookup chain fails (Postgres down), never instead of an answer. An
+// unknown key is remembered for `ttlMs` only and never served stale. A revoked
+// key leaves a tombstone for the whole stale horizon, so no stale copy of it
+// (in process, or an in-flight lookup that read it just before the revocation)
+// can come back.
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
 import type { KeyRecord } from '../store/api-keys-repo.js';
 import { bearerToken, hashKeyBase64 } from './key-format.js';
 
-/** The slower tiers behind the LRU. Resolves null for an unknown or revoked key. */
+/** The slower tiers behind the LRU. Resolves null for an unknown or revoked key; rejects when no tier could answer. */
 export interface KeyLookup {
   lookup(hash: Buffer): Promise<KeyRecord | null>;
 }
 
+/**
+ * A tier that could not reach the system of record but holds an older copy
+ * (Redis) rejects with this: the caller decides whether a stale answer may be used.
+ */
+export class StaleKeyRecord extends Error {
+  readonly code = 'stale_key_record';
+  constructor(readonly record: KeyRecord, options: { cause: unknown }) {
+    super('the system of record is unreachable; a stale cached record is available', options);
+  }
+}
+
 const UNKNOWN = Symbol('unknown');
-type Cached = KeyRecord | typeof UNKNOWN;
+const REVOKED = Symbol('revoked');
+const SLOW = Symbol('slow');
+interface Known { rec: KeyRecord; freshUntil: number }
+type Cached = Known | typeof UNKNOWN | typeof REVOKED;
+
+/** How long a stale hit waits for a refresh before answering from the stale copy (a black-holed Postgres). */
+const STALE_WAIT_MS = 250;
+/** While the lookup chain is failing, stale hits answer at once and one refresh per key is tried this often. */
+const PROBE_EVERY_MS = 1_000;
 
 export interface AuthenticatorOptions {
   ttlMs: number;
+  /** How long past `ttlMs` a known-valid record may still be served while lookups fail. 0 turns it off. */
+  staleIfErrorMs?: number;
   maxEntries: number;
   /** Called with the ids and times of keys used since the last flush. */
   flushLastUsed: (seen: ReadonlyMap<string, number>) => Promise<void>;
   flushEveryMs: number;
   onFlushError?: (err: unknown) => void;
+  /** Called once when lookups start failing and stale records are served, and once when they recover. */
+  onOutage?: (down: boolean, err?: unknown) => void;
 }
 
 export class Authenticator {
@@ -30,9 +60,16 @@ export class Authenticator {
   private readonly inflight = new Map<string, Promise<KeyRecord | null>>();
   private lastUsed = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
+  private readonly staleMs: number;
+  /** True after a lookup failed, until one succeeds. */
+  private down = false;
+  private readonly probedAt = new Map<string, number>();
+  /** Stale records served since start: the outage metric. */
+  staleServed = 0;
 
   constructor(private readonly tiers: KeyLookup, private readonly opts: AuthenticatorOptions) {
-    this.cache = new LRUCache<string, Cached>({ max: opts.maxEntries, ttl: opts.ttlMs, ttlAutopurge: false });
+    this.staleMs = opts.staleIfErrorMs ?? 0;
+    this.cache = new LRUCache<string, Cached>({ max: opts.maxEntries, ttl: opts.ttlMs + this.staleMs, ttlAutopurge: false });
     this.timer = setInterval(() => { void this.flush(); }, opts.flushEveryMs);
     this.timer.unref();
   }
@@ -43,13 +80,20 @@ export class Authenticator {
     if (!token) throw new GatewayError('unauthorized', 'Missing bearer token: send Authorization: Bearer <key>.');
     const id = hashKeyBase64(token);
     const hit = this.cache.get(id);
-    if (hit !== undefined) return this.accept(hit);
-    return this.miss(id, Buffer.from(id, 'base64')).then((rec) => this.accept(rec ?? UNKNOWN));
+    if (hit === undefined) return this.miss(id).then((rec) => this.accept(rec));
+    if (typeof hit === 'symbol') throw new GatewayError('unauthorized', 'Invalid or revoked API key.');
+    const now = performance.now();
+    if (hit.freshUntil > now) return this.accept(hit.rec);
+    return this.stale(id, hit.rec, now);
   }
 
-  /** Drops a key (by its digest) from this instance's cache at once. */
+  /**
+   * Drops a revoked key (by its digest) from this instance at once. The tombstone
+   * outlives any stale copy, so the key is refused with 401 even during an outage.
+   */
   invalidate(hash: Buffer): void {
-    this.cache.delete(hash.toString('base64'));
+    const id = hash.toString('base64');
+    this.cache.set(id, REVOKED, { ttl: this.opts.ttlMs + this.staleMs });
   }
 
   /** Writes out last_used_at for the keys seen since the previous flush. */
@@ -71,21 +115,95 @@ export class Authenticator {
     await this.flush();
   }
 
-  private accept(rec: Cached): KeyRecord {
-    if (rec === UNKNOWN) throw new GatewayError('unauthorized', 'Invalid or revoked API key.');
+  private accept(rec: KeyRecord | null): KeyRecord {
+    if (!rec) throw new GatewayError('unauthorized', 'Invalid or revoked API key.');
     this.lastUsed.set(rec.id, Date.now());
     return rec;
   }
 
-  private miss(id: string, hash: Buffer): Promise<KeyRecord | null> {
+  /**
+   * A known key past its freshness. While lookups succeed, the caller waits for
+   * the refresh (a revoked key must be refused). While they fail, the stale copy
+   * answers at once and a refresh is probed now and then in the background.
+   */
+  private stale(id: string, rec: KeyRecord, now: number): KeyRecord | Promise<KeyRecord> {
+    if (this.staleMs === 0) return this.miss(id).then((r) => this.accept(r));
+    if (this.down) {
+      if ((this.probedAt.get(id) ?? 0) + PROBE_EVERY_MS <= now) {
+        this.probedAt.set(id, now);
+        this.miss(id).catch(() => { /* still down: the stale copy keeps answering */ });
+      }
+      this.staleServed++;
+      return this.accept(rec);
+    }
+    const refreshed = this.miss(id);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<typeof SLOW>((ok) => { timer = setTimeout(ok, STALE_WAIT_MS, SLOW); });
+    return Promise.race([refreshed, late]).then((r) => {
+      clearTimeout(timer);
+      if (r !== SLOW) return this.accept(r);
+      // Too slow to be healthy: answer from the stale copy and treat the chain as down until a lookup succeeds.
+      refreshed.catch(() => {});
+      this.markDown(new Error(`key lookup took longer than ${STALE_WAIT_MS} ms`));
+      return this.fallback(id, undefined);
+    }, (err: unknown) => { clearTimeout(timer); return this.fallback(id, err); });
+  }
+
+  /** The stale copy still in the cache (a revocation replaces it with a tombstone), or 503. */
+  private fallback(id: string, err: unknown): KeyRecord {
+    const cur = this.cache.get(id);
+    if (cur === REVOKED || cur === UNKNOWN) throw new GatewayError('unauthorized', 'Invalid or revoked API key.');
+    if (cur === undefined) throw err instanceof GatewayError ? err : new GatewayError('auth_unavailable', undefined, { cause: err });
+    this.staleServed++;
+    return this.accept(cur.rec);
+  }
+
+  private miss(id: string): Promise<KeyRecord | null> {
     let p = this.inflight.get(id);
     if (!p) {
-      p = this.tiers.lookup(hash).then(
-        (rec) => { this.inflight.delete(id); this.cache.set(id, rec ?? UNKNOWN); return rec; },
-        (err) => { this.inflight.delete(id); throw new GatewayError('auth_unavailable', undefined, { cause: err }); },
+      p = this.tiers.lookup(Buffer.from(id, 'base64')).then(
+        (rec) => { this.inflight.delete(id); this.recovered(); return this.store(id, rec); },
+        (err: unknown) => { this.inflight.delete(id); return this.failed(id, err); },
       );
       this.inflight.set(id, p);
     }
     return p;
+  }
+
+  private store(id: string, rec: KeyRecord | null): KeyRecord | null {
+    // A revocation that landed while this lookup was in flight wins over what the lookup read.
+    if (this.cache.peek(id) === REVOKED) return null;
+    if (rec) this.cache.set(id, { rec, freshUntil: performance.now() + this.opts.ttlMs });
+    else this.cache.set(id, UNKNOWN, { ttl: this.opts.ttlMs });
+    return rec;
+  }
+
+  private failed(id: string, err: unknown): KeyRecord | null {
+    this.markDown(err);
+    const cur = this.cache.peek(id);
+    if (cur === REVOKED) return null;
+    if (this.staleMs > 0) {
+      if (typeof cur === 'object') { this.staleServed++; return cur.rec; }
+      // Never seen here, but another instance cached it in Redis: keep it as stale (not fresh) from now on.
+      if (err instanceof StaleKeyRecord) {
+        this.cache.set(id, { rec: err.record, freshUntil: 0 });
+        this.staleServed++;
+        return err.record;
+      }
+    }
+    throw new GatewayError('auth_unavailable', undefined, { cause: err instanceof StaleKeyRecord ? err.cause : err });
+  }
+
+  private markDown(err: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.opts.onOutage?.(true, err);
+  }
+
+  private recovered(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.probedAt.clear();
+    this.opts.onOutage?.(false);
   }
 }

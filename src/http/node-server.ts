@@ -1,10 +1,12 @@
 // node:http fallback, for platforms where the uWebSockets.js binary cannot load.
 // Same interface and the same body cap as the uWS server.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { errorBody, GatewayError } from '../errors.js';
+import { newRequestId } from '../pipeline/request-context.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
-import type { GatewayRequest, GatewayResponse, HeaderList, HttpServer, RequestHandler, ServerOptions } from './types.js';
+import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -14,7 +16,7 @@ class NodeResponse implements GatewayResponse {
   started = false;
   closeAfter = false;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(private readonly res: ServerResponse, private readonly stalledWriteMs: number) {
     res.on('close', () => {
       if (res.writableFinished) return;
       this.aborted = true;
@@ -47,7 +49,10 @@ class NodeResponse implements GatewayResponse {
     if (this.aborted || this.res.writableEnded) return undefined;
     if (this.res.write(chunk)) return undefined;
     return new Promise<void>((ok) => {
-      const done = () => { this.res.off('drain', done); this.res.off('close', done); ok(); };
+      // A caller that stopped reading would otherwise hold the response, its upstream call and
+      // their buffers forever: past the deadline the connection goes, and 'close' aborts the rest.
+      const stalled = setTimeout(() => this.res.destroy(), this.stalledWriteMs);
+      const done = () => { clearTimeout(stalled); this.res.off('drain', done); this.res.off('close', done); ok(); };
       this.res.on('drain', done);
       this.res.on('close', done);
     });
@@ -59,13 +64,12 @@ class NodeResponse implements GatewayResponse {
   }
 }
 
-function accept(req: IncomingMessage, res: ServerResponse, opts: ServerOptions): { request: GatewayRequest; response: NodeResponse } {
+function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOptions): GatewayRequest {
   const method = (req.method ?? 'GET').toUpperCase();
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-  const response = new NodeResponse(res);
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
     const len = headers['content-length'];
@@ -76,21 +80,49 @@ function accept(req: IncomingMessage, res: ServerResponse, opts: ServerOptions):
     req.on('error', (e) => collector.fail(e));
     body = collector.promise;
   }
-  const request: GatewayRequest = {
+  return {
     method,
     path: q < 0 ? url : url.slice(0, q),
     query: q < 0 ? '' : url.slice(q + 1),
     headers,
     body: () => body,
   };
-  return { request, response };
+}
+
+/**
+ * Bytes node's parser refuses (a raw 0xFF in the path, a missing Host, headers
+ * over the cap) never reach the handler; node's own answer is an empty 400, so
+ * a client would see no error body. The gateway's JSON error goes out instead,
+ * and the connection closes since the parser has lost its place in the stream.
+ */
+function onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+  if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { socket.destroy(); return; }
+  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.';
+  const requestId = newRequestId();
+  const body = errorBody(new GatewayError('invalid_request', message), requestId);
+  // A HEAD answer has no body, even this one: the client would read it as the start of a next response.
+  const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`);
 }
 
 export function createNodeServer(handler: RequestHandler, opts: ServerOptions): HttpServer {
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    const { request, response } = accept(req, res, opts);
-    handler(request, response);
-  });
+  const t = opts.timeouts ?? DEFAULT_TIMEOUTS;
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const response = new NodeResponse(res, t.stalledWriteMs);
+    guarded(opts, response, () => handler(accept(req, response, opts), response));
+  };
+  const server = createServer({
+    headersTimeout: t.headersMs,
+    requestTimeout: t.requestMs,
+    keepAliveTimeout: t.idleMs,
+    // node checks the two request timeouts only on this sweep (30 s by default), so a
+    // slowloris client would outlive a short headers timeout by up to that much.
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(t.headersMs / 2))),
+  }, onRequest);
+  server.on('clientError', onClientError);
+  // An Expect other than 100-continue: node would answer an empty 417 itself. uWS ignores
+  // the field, as RFC 9110 allows, so this front end serves the request the same way.
+  server.on('checkExpectation', onRequest);
   return {
     kind: 'node',
     listen(host, port) {
@@ -104,6 +136,9 @@ export function createNodeServer(handler: RequestHandler, opts: ServerOptions): 
         server.close(() => ok());
         server.closeIdleConnections();
       });
+    },
+    closeConnections() {
+      server.closeAllConnections();
     },
   };
 }

@@ -40,10 +40,41 @@ export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   /** Stops accepting connections; in-flight requests are left to finish. */
   close(): Promise<void>;
+  /** After the drain: closes every connection still open (idle keep-alives), so nothing holds the thread's loop. */
+  closeConnections(): void;
 }
+
+export interface ServerTimeouts {
+  /** node:http: the request head must arrive within this (slowloris). uWS: fixed, see docs/operations.md. */
+  headersMs: number;
+  /** node:http: the whole request, head and body, must arrive within this. */
+  requestMs: number;
+  /** node:http: an idle keep-alive connection is closed after this. */
+  idleMs: number;
+  /** Both: a response write that has not drained for this long aborts the response. */
+  stalledWriteMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 60_000, idleMs: 65_000, stalledWriteMs: 30_000 };
 
 export interface ServerOptions {
   bodyLimitBytes: number;
+  /** DEFAULT_TIMEOUTS when unset. */
+  timeouts?: ServerTimeouts;
+  /**
+   * The last line of defence: a front-end callback threw (a bug). It answers
+   * that one request, typically a 500, and the server keeps serving.
+   */
+  onHandlerError(err: unknown, res: GatewayResponse): void;
+}
+
+/** Runs `fn` for one request; a throw is handed to `onHandlerError` instead of unwinding into the server's event loop. */
+export function guarded(opts: ServerOptions, res: GatewayResponse, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    try { opts.onHandlerError(err, res); } catch { /* nothing more can be said on this response */ }
+  }
 }
 
 export const STATUS_TEXT: Record<number, string> = {

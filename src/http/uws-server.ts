@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
-import { statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
+import { DEFAULT_TIMEOUTS, guarded, statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -29,7 +29,10 @@ class UwsResponse implements GatewayResponse {
   /** Set once the client left or the response ended: uWS forbids touching res after either. */
   private finished = false;
 
-  constructor(private readonly res: HttpResponse) {
+  /** HEAD answers carry the headers of a GET and no body; uWS would send the body, so it is withheld here. */
+  isHead = false;
+
+  constructor(private readonly res: HttpResponse, private readonly stalledWriteMs: number) {
     res.onAborted(() => {
       this.aborted = true;
       this.finished = true;
@@ -41,6 +44,10 @@ class UwsResponse implements GatewayResponse {
   private head(status: number, headers: HeaderList): void {
     this.res.writeStatus(statusLine(status));
     for (const [k, v] of headers) this.res.writeHeader(k, v);
+    // uWS closes the connection after such a reply but does not say so; a pooling
+    // client (node's keep-alive agent) then reuses the dying socket and its next
+    // request fails with "socket hang up". RFC 9112 9.6: announce the close.
+    if (this.closeAfter) this.res.writeHeader('connection', 'close');
   }
 
   send(status: number, headers: HeaderList, body?: string | Buffer): void {
@@ -49,7 +56,8 @@ class UwsResponse implements GatewayResponse {
     this.finished = true;
     this.res.cork(() => {
       this.head(status, headers);
-      if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
+      if (this.isHead) this.res.endWithoutBody(body === undefined ? 0 : Buffer.byteLength(body), this.closeAfter);
+      else if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
       else this.res.end(body ?? '', this.closeAfter);
     });
   }
@@ -74,9 +82,12 @@ class UwsResponse implements GatewayResponse {
     let ok = true;
     this.res.cork(() => { this.flushHead(); ok = this.res.write(chunk); });
     if (ok) return undefined;
-    // uWS has buffered the chunk; wait until it has drained before producing more.
+    // uWS has buffered the chunk; wait until it has drained before producing more. A caller
+    // that stopped reading is cut off past the deadline (uWS's own ~10 s timeout may come first);
+    // close() runs onAborted, which aborts the upstream call and settles this promise.
     return new Promise<void>((resolve) => {
-      this.drain = () => { this.drain = undefined; resolve(); };
+      const stalled = setTimeout(() => { if (!this.finished) this.res.close(); }, this.stalledWriteMs);
+      this.drain = () => { clearTimeout(stalled); this.drain = undefined; resolve(); };
       this.res.onWritable(() => { this.drain?.(); return true; });
     });
   }
@@ -84,15 +95,16 @@ class UwsResponse implements GatewayResponse {
   endStream(last?: string): void {
     if (this.finished) return;
     this.finished = true;
-    this.res.cork(() => { this.flushHead(); this.res.end(last ?? ''); });
+    this.res.cork(() => { this.flushHead(); this.res.end(last ?? '', this.closeAfter); });
   }
 }
 
-function accept(res: HttpResponse, req: HttpRequest, opts: ServerOptions): { request: GatewayRequest; response: UwsResponse } {
+function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts: ServerOptions): GatewayRequest {
   const method = req.getCaseSensitiveMethod().toUpperCase();
+  response.isHead = method === 'HEAD';
   const headers: Record<string, string> = {};
   req.forEach((k, v) => { headers[k] = v; });
-  const response = new UwsResponse(res);
+  if (headers.connection !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(headers.connection)) response.closeAfter = true;
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
     const len = headers['content-length'];
@@ -101,21 +113,23 @@ function accept(res: HttpResponse, req: HttpRequest, opts: ServerOptions): { req
     else {
       res.onData((ab, isLast) => {
         // uWS neuters the ArrayBuffer after the callback: copy it.
-        if (!collector.push(Buffer.from(ab.slice(0)), isLast)) response.closeAfter = true;
+        guarded(opts, response, () => {
+          if (!collector.push(Buffer.from(ab.slice(0)), isLast)) response.closeAfter = true;
+        });
       });
     }
     body = collector.promise;
   }
-  const request: GatewayRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: () => body };
-  return { request, response };
+  return { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: () => body };
 }
 
 export function createUwsServer(uws: Uws, handler: RequestHandler, opts: ServerOptions): HttpServer {
   const app: TemplatedApp = uws.App();
   let listenSocket: us_listen_socket | undefined;
   app.any('/*', (res, req) => {
-    const { request, response } = accept(res, req, opts);
-    handler(request, response);
+    // The response first: it registers onAborted, and whatever throws after it can still be answered on it.
+    const response = new UwsResponse(res, (opts.timeouts ?? DEFAULT_TIMEOUTS).stalledWriteMs);
+    guarded(opts, response, () => handler(accept(res, req, response, opts), response));
   });
   return {
     kind: 'uws',
@@ -131,6 +145,10 @@ export function createUwsServer(uws: Uws, handler: RequestHandler, opts: ServerO
     async close() {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
+    },
+    closeConnections() {
+      // A gateway thread whose loop still holds a uWS socket aborts the process when it ends.
+      app.close();
     },
   };
 }

@@ -1,11 +1,12 @@
 // The front door: matches the path, runs the handler, and is the one place
 // that turns a thrown error into a reply, a metric and the trace.
 import type { TraceRecord } from '../domain.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse, RequestHandler } from '../http/types.js';
 import { sendError } from './reply.js';
 import { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
+import { settleRequest } from './limits-stage.js';
 
 export type Handler = (svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse, params: string[]) => Promise<void>;
 
@@ -20,15 +21,28 @@ export interface Route {
 
 interface Compiled extends Route { parts: string[] }
 
+// Control characters can be part of no object id, and Postgres refuses NUL in
+// text outright: such a parameter names nothing, so it never reaches a query.
+const IMPOSSIBLE_ID = /[\u0000-\u001f\u007f]/;
+
+/** A path segment, percent-decoded; a malformed escape is the caller's 400, never a throw past the router. */
+function decodeParam(segment: string): string | GatewayError {
+  let value: string;
+  try {
+    value = decodeURIComponent(segment);
+  } catch {
+    return new GatewayError('invalid_request', 'The path holds a malformed percent-escape.', { param: 'path' });
+  }
+  return IMPOSSIBLE_ID.test(value) ? new GatewayError('not_found') : value;
+}
+
 function match(parts: string[], path: string[]): string[] | undefined {
   if (parts.length !== path.length) return undefined;
-  const params: string[] = [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
-    if (p.startsWith(':')) params.push(decodeURIComponent(path[i]!));
-    else if (p !== path[i]) return undefined;
+    if (!p.startsWith(':') && p !== path[i]) return undefined;
   }
-  return params;
+  return parts.flatMap((p, i) => (p.startsWith(':') ? [path[i]!] : []));
 }
 
 export interface LifecycleHooks {
@@ -48,19 +62,41 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     const segs = req.path.split('/').filter(Boolean);
     let pathKnown = false;
     for (const r of compiled) {
-      const params = match(r.parts, segs);
-      if (!params) continue;
-      if (r.method === req.method) return { route: r, params };
-      pathKnown = true;
+      const raw = match(r.parts, segs);
+      if (!raw) continue;
+      if (r.method !== req.method) { pathKnown = true; continue; }
+      const params: string[] = [];
+      for (const seg of raw) {
+        const p = decodeParam(seg);
+        if (p instanceof GatewayError) return p;
+        params.push(p);
+      }
+      return { route: r, params };
     }
-    return pathKnown ? new GatewayError('method_not_allowed') : new GatewayError('route_not_found', `No route for ${req.method} ${req.path}.`);
+    // The path is echoed back only as far as it is printable and short: it is the caller's raw bytes.
+    return pathKnown ? new GatewayError('method_not_allowed') : new GatewayError('route_not_found', `No route for ${req.method} ${req.path.slice(0, 200)}.`);
+  }
+
+  /** Any throw, synchronous or not, becomes a rejected promise: the one catch below then replies. */
+  function start(found: ReturnType<typeof find>, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+    if (found instanceof GatewayError) return Promise.reject(found);
+    try {
+      return found.route.handler(svc, ctx, req, res, found.params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   return (req, res) => {
     hooks.begin();
-    const found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
+    let found: ReturnType<typeof find>;
+    try {
+      found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
+    } catch (err) {
+      found = toGatewayError(err);
+    }
     const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
-    const run = found instanceof GatewayError ? Promise.reject(found) : found.route.handler(svc, ctx, req, res, found.params);
+    const run = start(found, ctx, req, res);
     run.catch((err) => {
       // Whether a stream was under way must be read before the error reply itself starts the response.
       const midStream = res.started;
@@ -76,11 +112,15 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       if (!res.started && !res.aborted) ctx.trace.status_code = sendError(res, new GatewayError('gateway_error', 'No response was produced.'), ctx.requestId).status;
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
       svc.metrics.requestDone(endpoint, ctx.trace.status_code || (res.aborted ? 499 : 200), ctx.elapsedMs() / 1000);
+      if (ctx.admission) settleRequest(svc, ctx);
       if (!(found instanceof GatewayError) && found.route.traced) {
         const trace = ctx.toTrace();
         if (trace) svc.traces.record(trace);
       }
       hooks.end();
+    }).catch((err: unknown) => {
+      // Only a bug in the reply path itself lands here; it must not become an unhandled rejection that ends the process.
+      svc.log.error({ err, request_id: ctx.requestId }, 'reply path failed');
     });
   };
 }

@@ -20,7 +20,7 @@ export function sendError(res: GatewayResponse, err: unknown, requestId: string)
   if (res.started) {
     res.endStream(sseErrorEvent(e.code, e.message, requestId));
   } else {
-    const extra: HeaderList = e.status === 401 ? [['www-authenticate', 'Bearer']] : [];
+    const extra: HeaderList = e.status === 401 ? [['www-authenticate', 'Bearer'], ...e.headers] : e.headers;
     sendJson(res, e.status, errorBody(e, requestId), requestId, extra);
   }
   return e;

@@ -1,19 +1,30 @@
-// Revocation across instances. The revoker deletes the cached record from Redis
-// and publishes the key digest on `<prefix>keys:revoked`; every instance
-// subscribes and drops the digest from its in-process LRU. A missed message
-// (Redis down, a reconnect) is covered by the cache TTLs, which bound how long a
-// revoked key can still be accepted.
+// Revocation across instances. The revoker writes a tombstone, deletes the
+// cached record from Redis and publishes the key digest on
+// `<prefix>keys:revoked`; every instance subscribes and drops the digest from
+// its in-process LRU. A missed message (Redis down, a reconnect) is covered by
+// the cache TTLs while Postgres answers, and by the revocation poller
+// (revocation-poller.ts) before a stale copy could be served in an outage.
 import type { Redis } from 'ioredis';
 import { openRedis, whenReady, type RedisLog } from './redis-client.js';
-import { keyCacheKey } from './redis-key-cache.js';
+import { keyCacheKey, TOMBSTONE_TTL_MS, tombstoneKey } from './redis-key-cache.js';
 
 export const revocationChannel = (prefix: string): string => `${prefix}keys:revoked`;
+
+/** The tombstone first, so that no racing lookup can write the record back after the delete. */
+export async function tombstoneInRedis(redis: Redis, prefix: string, hash: Buffer): Promise<boolean> {
+  try {
+    await Promise.all([redis.set(tombstoneKey(prefix, hash), '1', 'PX', TOMBSTONE_TTL_MS), redis.del(keyCacheKey(prefix, hash))]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Resolves false when Redis could not be told; the TTL still bounds the revocation then. */
 export async function publishRevocation(redis: Redis, prefix: string, hash: Buffer): Promise<boolean> {
   try {
-    await Promise.all([redis.del(keyCacheKey(prefix, hash)), redis.publish(revocationChannel(prefix), hash.toString('hex'))]);
-    return true;
+    const [stored] = await Promise.all([tombstoneInRedis(redis, prefix, hash), redis.publish(revocationChannel(prefix), hash.toString('hex'))]);
+    return stored;
   } catch {
     return false;
   }

@@ -2,14 +2,18 @@
 // first, paged by a request_id cursor. Every query is scoped by organisation,
 // so another organisation's request_id reads as absent (404), never as 403.
 import type pg from 'pg';
-import type { TraceRecord } from '../domain.js';
+import type { TraceRecord, UpstreamAttempt } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
 /** Section 2.3, exactly; `payload_url` only when a payload was archived. */
 export type TraceView = Pick<TraceRecord,
   | 'request_id' | 'organization_id' | 'api_key_id' | 'provider' | 'model' | 'requested_model' | 'route_reason'
   | 'latency_ms' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'cost_usd' | 'status_code'
-  | 'redactions' | 'streamed' | 'ttfb_ms' | 'stream_aborted' | 'disclosed_bytes'> & { payload_url?: string };
+  | 'redactions' | 'streamed' | 'ttfb_ms' | 'stream_aborted' | 'disclosed_bytes'> & { payload_url?: string }
+  // Beyond section 2.3: when it happened, and what the console needs to explain a row.
+  & Pick<TraceRecord, 'endpoint' | 'error_code' | 'dry_run'> & { created_at: string }
+  // Present only when retries or a fallback happened (docs/limits.md).
+  & { attempts?: UpstreamAttempt[]; fallback_from?: string };
 
 /** Values as they come off the query string (strings) or from code (numbers). */
 export interface ListTracesQuery {
@@ -17,6 +21,11 @@ export interface ListTracesQuery {
   startingAfter?: string | undefined;
   status?: string | number | undefined;
   provider?: string | undefined;
+  model?: string | undefined;
+  /** An api_key_id. */
+  key?: string | undefined;
+  streamed?: boolean | undefined;
+  aborted?: boolean | undefined;
 }
 
 export interface TraceReadOptions {
@@ -30,12 +39,16 @@ const MAX_ID_LENGTH = 256;
 
 const VIEW_COLUMNS = `request_id, organization_id, api_key_id, provider, model, requested_model, route_reason,
   latency_ms, prompt_tokens, completion_tokens, total_tokens, cost_usd, status_code, redactions, streamed,
-  ttfb_ms, stream_aborted, disclosed_bytes, has_payload`;
+  ttfb_ms, stream_aborted, disclosed_bytes, endpoint, error_code, dry_run, created_at, has_payload, attempts, fallback_from`;
 
-type Row = Omit<TraceView, 'payload_url'> & { has_payload: boolean };
+type Row = Omit<TraceView, 'payload_url' | 'created_at' | 'attempts' | 'fallback_from'>
+  & { has_payload: boolean; created_at: Date; attempts: UpstreamAttempt[] | null; fallback_from: string | null };
 
 function toView(row: Row, opts: TraceReadOptions): TraceView {
-  const { has_payload, ...view } = row;
+  const { has_payload, created_at, attempts, fallback_from, ...rest } = row;
+  const view: TraceView = { ...rest, created_at: created_at.toISOString() };
+  if (attempts) view.attempts = attempts;
+  if (fallback_from) view.fallback_from = fallback_from;
   return has_payload && opts.mintUrl ? { ...view, payload_url: opts.mintUrl(row.request_id) } : view;
 }
 
@@ -50,8 +63,9 @@ function intParam(value: string | number | undefined, param: string, min: number
 
 function stringParam(value: string | undefined, param: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
-    throw new GatewayError('invalid_request', `${param} must be a non-empty string of at most ${MAX_ID_LENGTH} characters.`, { param });
+  // Postgres refuses NUL in text: caught here, it is the caller's 400 rather than a failed query.
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || value.includes('\0')) {
+    throw new GatewayError('invalid_request', `${param} must be a non-empty string of at most ${MAX_ID_LENGTH} characters, without NUL.`, { param });
   }
   return value;
 }
@@ -63,11 +77,17 @@ export async function listTraces(
   const status = intParam(query.status, 'status', 100, 599);
   const provider = stringParam(query.provider, 'provider');
   const cursor = stringParam(query.startingAfter, 'starting_after');
+  const model = stringParam(query.model, 'model');
+  const key = stringParam(query.key, 'key');
 
   const args: unknown[] = [orgId];
   let where = 'organization_id = $1';
   if (status !== undefined) where += ` AND status_code = $${args.push(status)}`;
   if (provider !== undefined) where += ` AND provider = $${args.push(provider)}`;
+  if (model !== undefined) where += ` AND model = $${args.push(model)}`;
+  if (key !== undefined) where += ` AND api_key_id = $${args.push(key)}`;
+  if (query.streamed !== undefined) where += ` AND streamed = $${args.push(query.streamed)}`;
+  if (query.aborted !== undefined) where += ` AND stream_aborted = $${args.push(query.aborted)}`;
   if (cursor !== undefined) {
     const found = await pool.query<{ created_at: Date }>(
       'SELECT created_at FROM traces WHERE organization_id = $1 AND request_id = $2 LIMIT 1', [orgId, cursor]);
@@ -85,7 +105,7 @@ export async function listTraces(
 
 /** Undefined when the trace does not exist or belongs to another organisation: both are 404. */
 export async function getTrace(pool: pg.Pool, orgId: string, requestId: string, opts: TraceReadOptions = {}): Promise<TraceView | undefined> {
-  if (requestId.length === 0 || requestId.length > MAX_ID_LENGTH) return undefined;
+  if (requestId.length === 0 || requestId.length > MAX_ID_LENGTH || requestId.includes('\0')) return undefined;
   const res = await pool.query<Row>(
     `SELECT ${VIEW_COLUMNS} FROM traces WHERE organization_id = $1 AND request_id = $2 LIMIT 1`, [orgId, requestId]);
   const row = res.rows[0];

@@ -1,6 +1,6 @@
 // Starts a real gateway in-process on port 0, on a fresh database, with its
 // upstreams pointed at mock servers. Every end-to-end test goes through this.
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { startApp, type App } from '../../src/app.js';
 import { buildConfig } from '../../src/config/load-config.js';
 import type { ConfigInput } from '../../src/config/schema.js';
@@ -8,7 +8,7 @@ import type { TraceRecord, TraceSink } from '../../src/domain.js';
 import type { HttpChoice } from '../../src/http/create-server.js';
 import { createKey, ensureOrganizations, type KeyRole } from '../../src/store/api-keys-repo.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,20 +43,29 @@ export interface GatewayOptions {
   env?: Record<string, string>;
   /** Use the real trace pipeline instead of the capturing sink. */
   realTraces?: boolean;
+  /** Replaces the silent test logger (tests that read what the gateway logs). */
+  logger?: Logger;
 }
+
+// Tests that stop a gateway by hand (app.close() to watch a drain) skip close();
+// their data directories go when the test process exits.
+const dataDirs = new Set<string>();
+process.once('exit', () => { for (const d of dataDirs) rmSync(d, { recursive: true, force: true }); });
 
 export async function startGateway(opts: GatewayOptions): Promise<TestGateway> {
   for (const [k, v] of Object.entries(opts.env ?? {})) process.env[k] = v;
   const db = await createTestDatabase();
   const traces = new CapturingSink();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-data-'));
+  dataDirs.add(dataDir);
   const app = await startApp({
     config: buildConfig(opts.config),
     databaseUrl: db.url,
-    dataDir: mkdtempSync(join(tmpdir(), 'sluice-data-')),
+    dataDir,
     host: '127.0.0.1',
     port: 0,
     http: opts.http ?? 'auto',
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...(opts.realTraces ? {} : { traceSink: traces }),
   });
   return {
@@ -71,6 +80,8 @@ export async function startGateway(opts: GatewayOptions): Promise<TestGateway> {
     async close() {
       await app.close();
       await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+      dataDirs.delete(dataDir);
     },
   };
 }

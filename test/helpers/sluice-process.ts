@@ -16,8 +16,8 @@ export interface SluiceProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnSluice(configFile: string, env: Record<string, string | undefined>): Promise<SluiceProcess> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', configFile, '--port', '0'], {
+export async function spawnSluice(configFile: string, env: Record<string, string | undefined>, extraArgs: string[] = []): Promise<SluiceProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', configFile, '--port', '0', ...extraArgs], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,14 +11,15 @@ import type { TraceRecord } from '../../src/domain.js';
 import { traceSettingsSchema, type TraceSettings } from '../../src/traces/config-schema.js';
 import { createTestDatabase, stopTestPostgres, type TestDatabase } from './pg.js';
 
-const MIGRATION = new URL('../../../migrations/003_traces.sql', import.meta.url);
+// 005 adds the attempts columns to traces; it needs the api_keys table of 001.
+const MIGRATIONS = ['001_core.sql', '003_traces.sql', '005_limits.sql'].map((f) => new URL(`../../../migrations/${f}`, import.meta.url));
 
 export async function applyTraceMigration(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query('BEGIN');
-    await client.query(readFileSync(MIGRATION, 'utf8'));
+    for (const m of MIGRATIONS) await client.query(readFileSync(m, 'utf8'));
     await client.query('COMMIT');
   } finally {
     await client.end();
@@ -92,6 +93,8 @@ export function sampleTrace(overrides: Partial<TraceRecord> = {}): TraceRecord {
     stream_aborted: false,
     disclosed_bytes: 0,
     dry_run: false,
+    attempts: null,
+    fallback_from: null,
     created_at: Date.now(),
     ...overrides,
   };

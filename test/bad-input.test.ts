@@ -1,0 +1,168 @@
+// Hostile input, one table over every endpoint, on both front ends. Each row
+// is a request that once crashed the gateway or answered 500; the property is
+// always the same: a JSON 4xx naming the problem, and the gateway still serves.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { stopTestPostgres } from './helpers/pg.js';
+import { Agent, request as httpRequest } from 'node:http';
+import { rawExchange, rawRequest } from './helpers/raw-http.js';
+import { createHttpServer } from '../src/http/create-server.js';
+
+after(stopTestPostgres);
+
+interface Case {
+  name: string;
+  method: string;
+  path: string;
+  auth?: 'admin' | 'none';
+  body?: string;
+  status: number;
+  code: string;
+  param?: string;
+}
+
+const CASES: Case[] = [
+  // The issue's one-request remote crash: decodeURIComponent threw out of the router.
+  { name: 'malformed percent-escape, unauthenticated', method: 'GET', path: '/v1/traces/%E0%A4%A', auth: 'none', status: 400, code: 'invalid_request', param: 'path' },
+  { name: 'malformed percent-escape, admin', method: 'GET', path: '/v1/traces/%E0%A4%A', status: 400, code: 'invalid_request' },
+  { name: 'truncated escape in a route id', method: 'PATCH', path: '/v1/routes/%', body: '{}', status: 400, code: 'invalid_request' },
+  { name: 'escape of invalid UTF-8', method: 'DELETE', path: '/v1/api-keys/%FF%FE', status: 400, code: 'invalid_request' },
+  { name: 'HEAD with a malformed escape', method: 'HEAD', path: '/v1/traces/%C0', status: 400, code: '' },
+  { name: 'payload link with a malformed escape', method: 'GET', path: '/v1/payloads/%E0%A4%A?expires=1&sig=x', auth: 'none', status: 400, code: 'invalid_request' },
+  // Postgres refuses NUL in text: these answered 500.
+  { name: 'NUL in a trace id', method: 'GET', path: '/v1/traces/a%00b', status: 404, code: 'not_found' },
+  { name: 'NUL in a route id', method: 'GET', path: '/v1/routes/route_%00', status: 404, code: 'not_found' },
+  { name: 'control character in a key id', method: 'DELETE', path: '/v1/api-keys/key_%0A', status: 404, code: 'not_found' },
+  { name: 'NUL in a trace HEAD', method: 'HEAD', path: '/v1/traces/%00', status: 404, code: '' },
+  { name: 'NUL in the traces cursor', method: 'GET', path: '/v1/traces?starting_after=%00', status: 400, code: 'invalid_request', param: 'starting_after' },
+  { name: 'NUL in the traces provider filter', method: 'GET', path: '/v1/traces?provider=a%00', status: 400, code: 'invalid_request', param: 'provider' },
+  { name: 'NUL in a key name', method: 'POST', path: '/v1/api-keys', body: JSON.stringify({ name: 'a\u0000b' }), status: 400, code: 'invalid_request', param: 'name' },
+  {
+    name: 'NUL in a route name', method: 'POST', path: '/v1/routes',
+    body: JSON.stringify({ name: '\u0000', action_kind: 'auto', match: { requested_model: 'x' } }), status: 400, code: 'invalid_request', param: 'name',
+  },
+  {
+    name: 'NUL in a route match', method: 'POST', path: '/v1/routes',
+    body: JSON.stringify({ name: 'n', action_kind: 'auto', match: { requested_model: 'x\u0000' } }), status: 400, code: 'invalid_request', param: 'match.requested_model',
+  },
+  // Found by test/fuzz.test.ts: a lone surrogate escape parses as JSON but Postgres refuses it in jsonb (500).
+  {
+    name: 'lone surrogate in a route pin', method: 'POST', path: '/v1/routes',
+    body: '{"name":"s","action_kind":"pin","match":{"requested_model":"x"},"action":{"provider":"\\ud800","model":"mock-echo"}}', status: 400, code: 'invalid_request', param: 'action.provider',
+  },
+  {
+    name: 'lone low surrogate in a route match', method: 'POST', path: '/v1/routes',
+    body: '{"name":"t","action_kind":"auto","match":{"requested_model":"a\\udc00"}}', status: 400, code: 'invalid_request', param: 'match.requested_model',
+  },
+  { name: 'lone surrogate in a key name', method: 'POST', path: '/v1/api-keys', body: '{"name":"k\\udbff"}', status: 400, code: 'invalid_request', param: 'name' },
+];
+
+for (const http of HTTP_KINDS) {
+  describe(`bad input answers a JSON 4xx and the gateway keeps serving: ${http}`, () => {
+    let gw: TestGateway;
+    let key: string;
+    before(async () => {
+      gw = await startGateway({ http, config: { organizations: [{ id: 'acme', models: ['mock-echo'] }] } });
+      key = await gw.key('acme');
+    });
+    after(() => gw.close());
+
+    for (const c of CASES) {
+      test(c.name, async () => {
+        const headers: Record<string, string> = c.auth === 'none' ? {} : { authorization: `Bearer ${key}` };
+        if (c.body !== undefined) headers['content-type'] = 'application/json';
+        const r = await rawRequest(gw.url, c.method, c.path, headers, c.body);
+        assert.equal(r.status, c.status, r.text);
+        if (c.method !== 'HEAD') {
+          assert.equal(r.body?.error?.code, c.code, r.text);
+          if (c.param) assert.equal(r.body.error.param, c.param);
+        }
+        const ok = await rawRequest(gw.url, 'GET', '/v1/models', { authorization: `Bearer ${key}` });
+        assert.equal(ok.status, 200, 'the gateway serves the next request');
+      });
+    }
+  });
+
+  // Found by test/fuzz.test.ts: what the HTTP parsers do before sluice's router sees a request.
+  describe(`wire-level input is answered by sluice, not by the HTTP library: ${http}`, () => {
+    let gw: TestGateway;
+    before(async () => { gw = await startGateway({ http, config: { organizations: [{ id: 'acme', models: ['mock-echo'] }] } }); });
+    after(() => gw.close());
+
+    const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+    const bodyOf = (text: string) => text.slice(text.indexOf('\r\n\r\n') + 4);
+
+    test('a raw 0xFF byte in the path: a JSON 4xx (node answered an empty 400)', async () => {
+      const r = await rawExchange(gw.url, Buffer.from('GET /v1/traces/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'latin1'));
+      const status = statusOf(r.text);
+      assert.ok(status >= 400 && status < 500, r.text);
+      assert.match(r.text, /content-type: application\/json/i);
+      assert.equal(typeof JSON.parse(bodyOf(r.text)).error.code, 'string', r.text);
+    });
+
+    test('a HEAD the parser refuses gets no body (a body would be read as the next response)', async () => {
+      const r = await rawExchange(gw.url, Buffer.from('HEAD /v1/\xc3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'latin1'));
+      assert.ok(statusOf(r.text) >= 400 && statusOf(r.text) < 500, r.text);
+      assert.equal(bodyOf(r.text), '', r.text);
+    });
+
+    test('an unknown Expect is ignored, as on uWS (node answered an empty 417)', async () => {
+      const r = await rawRequest(gw.url, 'GET', '/healthz', { expect: 'something-else' });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body, { status: 'ok' });
+    });
+
+    test('connection: close then keep-alive on a pooling agent: both answered (uWS closed without saying so: socket hang up)', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const u = new URL(gw.url);
+      const get = (connection: string) => new Promise<{ status: number; connection: string | undefined }>((ok, fail) => {
+        const req = httpRequest({ host: u.hostname, port: u.port, path: '/healthz', agent, headers: { connection } }, (res) => {
+          res.resume();
+          res.on('end', () => ok({ status: res.statusCode!, connection: res.headers.connection }));
+        });
+        req.on('error', fail);
+        req.end();
+      });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const closing = await get('close');
+          assert.equal(closing.status, 200);
+          assert.equal(closing.connection, 'close', 'the reply announces the close');
+          assert.equal((await get('keep-alive')).status, 200);
+        }
+      } finally {
+        agent.destroy();
+      }
+    });
+  });
+
+  describe(`a front-end callback that throws answers 500 for that request only: ${http}`, () => {
+    test('the throw is reported, answered, and the server keeps serving', async () => {
+      const seen: unknown[] = [];
+      const server = createHttpServer(http, (req, res) => {
+        if (req.path === '/boom') throw new Error('handler bug');
+        res.send(200, [['content-type', 'text/plain']], 'fine');
+      }, {
+        bodyLimitBytes: 1024,
+        onHandlerError(err, res) {
+          seen.push(err);
+          res.send(500, [['content-type', 'application/json']], '{"error":{"code":"gateway_error"}}');
+        },
+      });
+      const port = await server.listen('127.0.0.1', 0);
+      try {
+        const base = `http://127.0.0.1:${port}`;
+        const boom = await rawRequest(base, 'GET', '/boom');
+        assert.equal(boom.status, 500);
+        assert.equal(boom.body.error.code, 'gateway_error');
+        assert.equal((seen[0] as Error).message, 'handler bug');
+        const next = await rawRequest(base, 'GET', '/fine');
+        assert.equal(next.status, 200);
+        assert.equal(next.text, 'fine');
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}
