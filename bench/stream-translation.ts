@@ -69,11 +69,14 @@ const cases: [string, ProviderAdapter, WireEvent[], number][] = [
 
 for (const [name, adapter, wire, prompt] of cases) {
   const out = translate(adapter, wire);
-  const text = out.map((e) => (e.type === 'delta' ? e.content ?? '' : '')).join('');
+  const choices = out.flatMap((e) => (e.type === 'chunk' ? e.chunk.choices : []));
+  const text = choices.map((c) => (typeof c.delta.content === 'string' ? c.delta.content : '')).join('');
   assert.equal(text, answer, `${name}: content`);
-  assert.ok(out.some((e) => e.type === 'delta' && e.role === 'assistant'), `${name}: role`);
-  assert.ok(out.some((e) => e.type === 'delta' && e.finish_reason === 'stop'), `${name}: finish_reason`);
-  assert.deepEqual(out.find((e) => e.type === 'usage'), { type: 'usage', usage: { prompt_tokens: prompt, completion_tokens: CHUNKS, total_tokens: prompt + CHUNKS } }, `${name}: usage`);
+  assert.ok(choices.some((c) => c.delta.role === 'assistant'), `${name}: role`);
+  assert.ok(choices.some((c) => c.finish_reason === 'stop'), `${name}: finish_reason`);
+  const usage = out.flatMap((e) => (e.type === 'chunk' && e.chunk.usage ? [e.chunk.usage] : [])).at(-1);
+  assert.equal(usage?.prompt_tokens, prompt, `${name}: prompt tokens`);
+  assert.equal(usage?.completion_tokens, CHUNKS, `${name}: completion tokens`);
   assert.deepEqual(out.at(-1), { type: 'done' }, `${name}: done`);
 }
 

@@ -5,10 +5,18 @@ import type { UpstreamUrl } from './providers/url.js';
 
 export type ProviderKind = 'openai' | 'anthropic' | 'gemini' | 'mock';
 
+/**
+ * OpenAI usage. The three counts are always present on what sluice sends;
+ * details the upstream gave (prompt_tokens_details.cached_tokens,
+ * completion_tokens_details.reasoning_tokens, fields added later) ride along.
+ */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [key: string]: unknown };
+  completion_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown };
+  [key: string]: unknown;
 }
 
 export interface ContentPart {
@@ -19,15 +27,27 @@ export interface ContentPart {
 
 export interface ChatMessage {
   role: string;
-  content: string | ContentPart[] | null;
+  content?: string | ContentPart[] | null;
+  name?: string;
+  /** Assistant turns: the calls the model made. */
+  tool_calls?: ToolCall[];
+  /** `tool` turns: the call this result answers. */
+  tool_call_id?: string;
   [key: string]: unknown;
 }
 
-/** A validated caller body. `raw` keeps every field the caller sent, for pass-through to OpenAI-compatible upstreams. */
+/**
+ * A validated caller body. `raw` keeps every field the caller sent, for
+ * pass-through to OpenAI-compatible upstreams and for translators to read
+ * (tools, tool_choice, response_format, ...). `messages` are the messages
+ * the upstream may see: after DLP, and never the caller's own objects.
+ */
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream: boolean;
+  /** Choices asked for; 1 unless the caller sent `n`. */
+  n: number;
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
@@ -76,22 +96,127 @@ export interface UpstreamRequest {
   body: string;
 }
 
-export interface ChatResult {
-  content: string;
-  finish_reason: string;
-  usage: Usage;
+// The chat model is OpenAI's Chat Completions wire shape in full. Every
+// interface below is open (`[key: string]: unknown`): a field the upstream
+// sends that nobody has named here is still on the object, and reaches the
+// caller. Code reads the fields it needs and writes only the few it must.
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+  [key: string]: unknown;
 }
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCall[];
+  annotations?: unknown[];
+  /** Reasoning text where the provider gives it (DeepSeek's field name; Anthropic thinking and Gemini thoughts land here too). */
+  reasoning_content?: string;
+  [key: string]: unknown;
+}
+
+export interface Choice {
+  index: number;
+  message: AssistantMessage;
+  finish_reason: string | null;
+  logprobs?: unknown;
+  [key: string]: unknown;
+}
+
+/** A `chat.completion` object, as the upstream sent it or as a translator built it. */
+export interface ChatCompletion {
+  id?: string;
+  object?: string;
+  created?: number;
+  model?: string;
+  choices: Choice[];
+  usage?: Usage;
+  [key: string]: unknown;
+}
+
+/** A streamed tool call: `index` names the call; the first fragment carries id and name, later ones argument text. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+  [key: string]: unknown;
+}
+
+export interface Delta {
+  role?: string;
+  content?: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCallDelta[];
+  reasoning_content?: string;
+  [key: string]: unknown;
+}
+
+export interface ChunkChoice {
+  index: number;
+  delta: Delta;
+  finish_reason: string | null;
+  logprobs?: unknown;
+  [key: string]: unknown;
+}
+
+/** A `chat.completion.chunk`. Translators may leave out id, object, created and model: the pipeline writes those. */
+export interface ChatChunk {
+  id?: string;
+  object?: string;
+  created?: number;
+  model?: string;
+  choices: ChunkChoice[];
+  usage?: Usage | null;
+  [key: string]: unknown;
+}
+
+/** Upstream response headers a caller's SDK relies on (retry-after, x-ratelimit-*), already in OpenAI's naming. */
+export type PassHeaders = Array<[string, string]>;
+
+/** The constant head of an upstream's stream chunks, up to and including `"choices":[`. */
+export interface PlainHead { prefix: string; id: string; model: string }
 
 /** The normalised stream every adapter's translator emits, whatever its wire format. */
 export type StreamEvent =
-  | { type: 'delta'; content?: string; role?: string; finish_reason?: string }
-  | { type: 'usage'; usage: Usage }
+  /**
+   * One chunk. `raw` is the upstream's own JSON text of this chunk, when the
+   * chunk object is exactly what was parsed from it: the pipeline then splices
+   * id and model into the text instead of serialising the object again.
+   */
+  | {
+    type: 'chunk';
+    readonly chunk: ChatChunk;
+    raw?: string;
+    /**
+     * Set by a translator that did not parse this chunk (its `chunk` is parsed
+     * on first read): it carries only deltas, with no finish reason and no
+     * usage, and `raw` begins with `prefix`, the stream's constant head up to
+     * its choices, which holds the upstream's `id` and `model` given here. The
+     * pipeline forwards it with that head swapped, without parsing it at all.
+     */
+    plain?: PlainHead;
+  }
   | { type: 'error'; message: string }
+  /** A native Responses API event (`POST /responses` upstreams), passed through as the upstream sent it. */
+  | { type: 'event'; name: string; data: Record<string, unknown>; raw: string }
   | { type: 'done' };
 
 export interface StreamTranslator {
   /** One parsed SSE event from the upstream (event name may be undefined). */
   event(name: string | undefined, data: string): StreamEvent[];
+}
+
+/** What an upstream error body said, in OpenAI's terms where it can be. */
+export interface UpstreamErrorDetails {
+  message: string;
+  type?: string;
+  param?: string | null;
+  code?: string | null;
 }
 
 export interface EmbeddingsResult {
@@ -102,12 +227,17 @@ export interface EmbeddingsResult {
 /** A wire protocol. One folder per protocol under src/providers/. */
 export interface ProviderAdapter {
   readonly kind: ProviderKind;
+  /** Throws GatewayError('invalid_request') naming the field when a caller field cannot be honoured by this provider. */
   chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest;
   /** Throws GatewayError('upstream_error') when the body is not the documented shape. */
-  chatResponse(body: unknown): ChatResult;
+  chatResponse(body: unknown): ChatCompletion;
   streamTranslator(): StreamTranslator;
-  /** A human message extracted from an upstream error body. */
-  errorMessage(status: number, body: string): string;
+  /** The message (and OpenAI type, param, code where known) of an upstream error body. */
+  errorDetails(status: number, body: string): UpstreamErrorDetails;
+  /** Upstream response headers to pass back to the caller, translated to OpenAI's names (retry-after, x-ratelimit-*). */
+  passHeaders(headers: Record<string, string | string[] | undefined>): PassHeaders;
+  /** Headers for the caller that a provider puts in its error body rather than its headers (Gemini's RetryInfo -> retry-after). */
+  errorHeaders?(status: number, body: string): PassHeaders;
   /** True when an error answer means the provider refused the gateway's own credential, whatever its status. */
   credentialRejected?(status: number, body: string): boolean;
   /** Absent when the provider has no embeddings API (-> embeddings_unsupported). */
@@ -120,7 +250,7 @@ export interface TraceRecord {
   request_id: string;
   organization_id: string;
   api_key_id: string;
-  endpoint: 'chat' | 'embeddings';
+  endpoint: 'chat' | 'embeddings' | 'responses';
   provider: string | null;
   model: string | null;
   requested_model: string | null;
@@ -140,8 +270,25 @@ export interface TraceRecord {
   dry_run: boolean;
   /** Epoch milliseconds at request start. */
   created_at: number;
+  /** Every upstream try behind the reply (retries, fallbacks, skipped targets); null when the first attempt answered. */
+  attempts?: UpstreamAttempt[] | null;
+  /** `provider/model` of the first target, when a fallback answered instead. */
+  fallback_from?: string | null;
   /** Present only when the organisation stores payloads: the request as sent upstream (after redaction) and the response. */
   payload?: { request: unknown; response: unknown };
+}
+
+/**
+ * One try at an upstream. `status` is the upstream's HTTP status, 200 on
+ * success; 502 for a connection failure, 504 for a timeout, 499 when the
+ * caller left; a target that was skipped has latency 0 and 409 (no credential)
+ * or 503 (circuit open).
+ */
+export interface UpstreamAttempt {
+  provider: string;
+  model: string;
+  status: number;
+  latency_ms: number;
 }
 
 export interface TraceSink {

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import type { ChatMessage, ChatRequest, UpstreamRequest, UpstreamTarget } from '../src/domain.js';
 import { GatewayError } from '../src/errors.js';
 import { anthropic } from '../src/providers/anthropic/index.js';
-import { DEFAULT_MAX_TOKENS } from '../src/providers/anthropic/request.js';
+import { DEFAULT_MAX_TOKENS, THINKING_BUDGET } from '../src/providers/anthropic/request.js';
+import { passHeaders } from '../src/providers/anthropic/headers.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ANTHROPIC_MOCK_KEY, startAnthropicMock } from './mocks/anthropic-mock.js';
 import type { MockUpstream } from './mocks/mock-server.js';
 import { chatFor, deltaText as text, send, streamThrough } from './helpers/upstream-call.js';
@@ -30,22 +32,23 @@ describe('anthropic adapter', () => {
     const res = await send(up);
     assert.equal(res.status, 200);
     const result = anthropic.chatResponse(JSON.parse(res.text));
-    assert.equal(result.content, PROMPT);
-    assert.equal(result.finish_reason, 'stop');
-    assert.deepEqual(result.usage, { prompt_tokens: 11, completion_tokens: 9, total_tokens: 20 });
+    assert.equal(result.object, 'chat.completion');
+    assert.deepEqual(result.choices[0]!.message, { role: 'assistant', content: PROMPT, refusal: null });
+    assert.equal(result.choices[0]!.finish_reason, 'stop');
+    assert.deepEqual(result.usage, { prompt_tokens: 11, completion_tokens: 9, total_tokens: 20, prompt_tokens_details: { cached_tokens: 0, cache_creation_tokens: 0 } });
 
     const sent = mock.requests.at(-1)!;
     assert.equal(sent.url, '/v1/messages');
     assert.equal(sent.headers['anthropic-version'], '2023-06-01');
     assert.equal(sent.body.system, 'Be brief.');
-    assert.deepEqual(sent.body.messages, [{ role: 'user', content: PROMPT }]);
+    assert.deepEqual(sent.body.messages, [{ role: 'user', content: [{ type: 'text', text: PROMPT }] }]);
     assert.equal(sent.body.max_tokens, DEFAULT_MAX_TOKENS);
     assert.equal(sent.body.temperature, 0.5);
     assert.equal(sent.body.top_p, undefined);
     assert.deepEqual(sent.body.metadata, { user_id: 'u-1' });
   });
 
-  it('maps max_tokens, stop and merges consecutive turns and text parts', async () => {
+  it('maps max_tokens and stop, and merges consecutive turns and text parts', async () => {
     const up = anthropic.chatRequest(target(), chat([
       { role: 'system', content: 'One.' },
       { role: 'developer', content: 'Two.' },
@@ -53,8 +56,7 @@ describe('anthropic adapter', () => {
       { role: 'user', content: [{ type: 'text', text: 'one two three four' }] },
     ], { max_tokens: 2, stop: 'END', top_p: 0.9 }));
     const result = anthropic.chatResponse(JSON.parse((await send(up)).text));
-    assert.equal(result.finish_reason, 'length');
-    assert.equal(result.content, 'first\none ');
+    assert.equal(result.choices[0]!.finish_reason, 'length');
     const sent = mock.requests.at(-1)!.body;
     assert.equal(sent.system, 'One.\n\nTwo.');
     assert.deepEqual(sent.messages, [{ role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'one two three four' }] }]);
@@ -62,19 +64,100 @@ describe('anthropic adapter', () => {
     assert.equal(sent.top_p, 0.9);
   });
 
-  it('translates a stream event by event, with usage before done', async () => {
-    const { events, cut } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
-    assert.equal(cut, undefined);
-    assert.deepEqual(events[0], { type: 'delta', role: 'assistant' });
-    assert.equal(text(events), PROMPT);
-    assert.deepEqual(events.slice(-3), [
-      { type: 'delta', finish_reason: 'stop' },
-      { type: 'usage', usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 } },
-      { type: 'done' },
+  it('translates tools, tool_choice and parallel_tool_calls', () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }];
+    const body = (raw: Record<string, unknown>) => JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'user', content: 'hi' }], { raw: { tools, ...raw } })).body);
+    const b = body({ tool_choice: 'required', parallel_tool_calls: false });
+    assert.deepEqual(b.tools, [{ name: 'get_weather', description: 'Weather', input_schema: tools[0]!.function.parameters }]);
+    assert.deepEqual(b.tool_choice, { type: 'any', disable_parallel_tool_use: true });
+    assert.deepEqual(body({}).tool_choice, { type: 'auto' });
+    assert.deepEqual(body({ tool_choice: 'none' }).tool_choice, { type: 'none' });
+    assert.deepEqual(body({ tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tool_choice, { type: 'tool', name: 'get_weather' });
+  });
+
+  it('turns assistant tool calls into tool_use blocks and tool messages into leading tool_result blocks', () => {
+    const sent = JSON.parse(anthropic.chatRequest(target(), chat([
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }, { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } }] },
+      { role: 'assistant', content: 'Checking.', reasoning_content: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }], tool_calls: [
+        { id: 'toolu_1', type: 'function', function: { name: 'a', arguments: '{"x":1}' } },
+        { id: 'toolu_2', type: 'function', function: { name: 'b', arguments: '' } },
+      ] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'one' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: [{ type: 'text', text: 'two' }] },
+      { role: 'user', content: 'and then?' },
+    ])).body);
+    assert.deepEqual(sent.messages, [
+      { role: 'user', content: [
+        { type: 'text', text: 'look' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+      ] },
+      { role: 'assistant', content: [
+        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        { type: 'text', text: 'Checking.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'a', input: { x: 1 } },
+        { type: 'tool_use', id: 'toolu_2', name: 'b', input: {} },
+      ] },
+      { role: 'user', content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'one' }] },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'two' }] },
+        { type: 'text', text: 'and then?' },
+      ] },
     ]);
   });
 
-  it('turns a mid-stream error event into an error StreamEvent', async () => {
+  it('emulates json_schema with one forced tool, and maps reasoning_effort to a thinking budget', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const b = JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'user', content: 'hi' }], { raw: { response_format: { type: 'json_schema', json_schema: { name: 'w', schema } } } })).body);
+    assert.deepEqual(b.tools, [{ name: 'sluice_json_response', description: 'Answer with JSON matching this schema.', input_schema: schema }]);
+    assert.deepEqual(b.tool_choice, { type: 'tool', name: 'sluice_json_response' });
+    const t = JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'user', content: 'hi' }], { raw: { reasoning_effort: 'medium' } })).body);
+    assert.deepEqual(t.thinking, { type: 'enabled', budget_tokens: THINKING_BUDGET.medium });
+    assert.equal(t.max_tokens, THINKING_BUDGET.medium! + DEFAULT_MAX_TOKENS);
+    // The forced tool's input comes back as the message content, finishing as a normal stop.
+    const r = anthropic.chatResponse({ content: [{ type: 'tool_use', id: 't', name: 'sluice_json_response', input: { city: 'Paris' } }], stop_reason: 'tool_use', usage: {} });
+    assert.equal(r.choices[0]!.message.content, '{"city":"Paris"}');
+    assert.equal(r.choices[0]!.message.tool_calls, undefined);
+    assert.equal(r.choices[0]!.finish_reason, 'stop');
+  });
+
+  it('refuses what it cannot honour, naming the field', () => {
+    const refused = (req: ChatRequest, param: string) => assert.throws(() => anthropic.chatRequest(target(), req),
+      (err: unknown) => err instanceof GatewayError && err.code === 'invalid_request' && err.param === param);
+    const user: ChatMessage = { role: 'user', content: 'hi' };
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    refused(chat([user], { temperature: 1.5 }), 'temperature');
+    refused(chat([user], { raw: { n: 2 } }), 'n');
+    refused(chat([user], { raw: { seed: 7 } }), 'seed');
+    refused(chat([user], { raw: { presence_penalty: 0.5 } }), 'presence_penalty');
+    refused(chat([user], { raw: { logprobs: true } }), 'logprobs');
+    refused(chat([user], { raw: { a_field_from_the_future: 1 } }), 'a_field_from_the_future');
+    refused(chat([user], { raw: { tools: [{ type: 'web_search' }] } }), 'tools.0.type');
+    refused(chat([user], { raw: { tools, response_format: { type: 'json_object' } } }), 'response_format');
+    refused(chat([user], { raw: { tools, tool_choice: 'required', reasoning_effort: 'low' } }), 'tool_choice');
+    refused(chat([user], { max_tokens: 100, raw: { reasoning_effort: 'low', max_tokens: 100 } }), 'max_tokens');
+    refused(chat([user], { temperature: 0.2, raw: { reasoning_effort: 'low' } }), 'temperature');
+    refused(chat([user], { temperature: 0.2, top_p: 0.5 }), 'top_p');
+    refused(chat([{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }]), 'messages.0.content.0.type');
+    refused(chat([user, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{nope' } }] }]), 'messages.1.tool_calls.0.function.arguments');
+    refused(chat([user, { role: 'tool', content: 'r' }]), 'messages.1.tool_call_id');
+    refused(chat([{ role: 'system', content: 'only a system prompt' }]), 'messages');
+    // Harmless fields and default values pass.
+    assert.doesNotThrow(() => anthropic.chatRequest(target(), chat([user], { raw: { store: false, metadata: { a: 'b' }, seed: null, presence_penalty: 0, logprobs: false, n: 1, stream_options: { include_usage: true } } })));
+  });
+
+  it('translates a stream event by event, with usage before done', async () => {
+    const { events, cut } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
+    assert.equal(cut, undefined);
+    const chunks = events.filter((e) => e.type === 'chunk').map((e) => (e as { chunk: any }).chunk);
+    assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: '' });
+    assert.equal(text(events), PROMPT);
+    assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
+    assert.deepEqual(chunks.at(-1), { choices: [], usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18, prompt_tokens_details: { cached_tokens: 0, cache_creation_tokens: 0 } } });
+    assert.deepEqual(events.at(-1), { type: 'done' });
+  });
+
+  it('turns a mid-stream error event into an error StreamEvent, and never reports done for a cut stream', async () => {
     mock.fault = 'error-event-mid-stream';
     try {
       const { events } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
@@ -82,9 +165,6 @@ describe('anthropic adapter', () => {
       assert.equal(text(events), 'the quick ');
       assert.ok(!events.some((e) => e.type === 'done'));
     } finally { mock.fault = 'none'; }
-  });
-
-  it('never reports done for a stream that was cut', async () => {
     mock.fault = 'drop-mid-stream';
     try {
       const { events, cut } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
@@ -93,52 +173,54 @@ describe('anthropic adapter', () => {
     } finally { mock.fault = 'none'; }
   });
 
-  it('delivers slow chunks intact', async () => {
-    mock.fault = 'slow-chunks';
-    mock.slowMs = 20;
-    mock.chunks = 3;
-    try {
-      const t0 = Date.now();
-      const { events } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
-      assert.equal(text(events), PROMPT);
-      assert.ok(Date.now() - t0 >= 50);
-    } finally { mock.fault = 'none'; mock.chunks = undefined; }
-  });
-
-  it('extracts Anthropic error messages: bad credential and upstream failure', async () => {
+  it('extracts Anthropic error details: bad credential and upstream failure', async () => {
     for (const key of ['wrong-key', null]) {
       const res = await send(anthropic.chatRequest(target(key), chat([{ role: 'user', content: PROMPT }])));
       assert.equal(res.status, 401);
-      assert.equal(anthropic.errorMessage(res.status, res.text), 'invalid x-api-key');
+      assert.deepEqual(anthropic.errorDetails(res.status, res.text), { message: 'invalid x-api-key', type: 'authentication_error', param: null, code: null });
     }
     mock.fault = 'error-before-first-byte';
     try {
       const res = await send(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
       assert.equal(res.status, 500);
-      assert.equal(anthropic.errorMessage(res.status, res.text), 'Internal server error');
+      assert.equal(anthropic.errorDetails(res.status, res.text).message, 'Internal server error');
     } finally { mock.fault = 'none'; }
-    assert.equal(anthropic.errorMessage(502, '<html>bad gateway</html>'), '<html>bad gateway</html>');
+    assert.equal(anthropic.errorDetails(502, '<html>bad gateway</html>').message, '<html>bad gateway</html>');
   });
 
-  it('refuses what it cannot translate, naming the field', () => {
-    const refused = (req: ChatRequest, param: string) => assert.throws(() => anthropic.chatRequest(target(), req),
-      (err: unknown) => err instanceof GatewayError && err.code === 'invalid_request' && err.param === param);
-    const user: ChatMessage = { role: 'user', content: 'hi' };
-    refused(chat([user], { temperature: 1.5 }), 'temperature');
-    refused(chat([user], { raw: { tools: [{ type: 'function', function: { name: 'f' } }] } }), 'tools');
-    refused(chat([user], { raw: { n: 2 } }), 'n');
-    refused(chat([user], { raw: { response_format: { type: 'json_object' } } }), 'response_format');
-    refused(chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }]), 'messages');
-    refused(chat([user, { role: 'tool', content: 'r', tool_call_id: 'c' }]), 'messages');
-    refused(chat([{ role: 'system', content: 'only a system prompt' }]), 'messages');
-  });
-
-  it('has no embeddings API', () => {
+  it('has no embeddings API, and rejects a body that is not a Message', () => {
     assert.equal(anthropic.embeddingsRequest, undefined);
-    assert.equal(anthropic.embeddingsResponse, undefined);
-  });
-
-  it('rejects a body that is not a Message', () => {
     assert.throws(() => anthropic.chatResponse({ type: 'error' }), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error');
   });
+});
+
+const FIXTURES = new URL('../../test/fixtures/anthropic/', import.meta.url);
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), 'utf8'));
+
+describe('anthropic wire transcripts, each played by the mock and read through the adapter', () => {
+  const user: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+  for (const name of readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort()) {
+    const f = fixture(name);
+    it(`${name}: ${f.description}`, async () => {
+      mock.replay = f.response;
+      try {
+        if (f.expect.completion) {
+          const got = anthropic.chatResponse(JSON.parse((await send(anthropic.chatRequest(target(), chat(user)))).text));
+          // `created` is the gateway's clock, not the transcript's.
+          assert.deepEqual({ ...got, created: undefined }, { ...f.expect.completion, created: undefined });
+        } else if (f.expect.events) {
+          const { events } = await stream(anthropic.chatRequest(target(), chat(user, { stream: true })));
+          assert.deepEqual(JSON.parse(JSON.stringify(events)), f.expect.events);
+        } else {
+          const res = await send(anthropic.chatRequest(target(), chat(user)));
+          assert.equal(res.status, f.response.status);
+          assert.deepEqual(anthropic.errorDetails(res.status, res.text), f.expect.error);
+          const sorted = (h: Array<[string, string]>) => [...h].sort(([a], [b]) => a.localeCompare(b));
+          assert.deepEqual(sorted(passHeaders(f.response.headers, Date.parse(f.expect.now))), sorted(f.expect.headers));
+        }
+      } finally {
+        mock.replay = undefined;
+      }
+    });
+  }
 });

@@ -15,7 +15,7 @@ test('a provider\'s 400/404/422/429 keep their status; 401, 403 and 5xx become 5
 test('Gemini\'s 400 for a bad API key is the gateway\'s credential, so 502, not the caller\'s 400', () => {
   const body = JSON.stringify({ error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ reason: 'API_KEY_INVALID' }] } });
   assert.equal(gemini.credentialRejected!(400, body), true);
-  assert.equal(upstreamStatusError(400, gemini.errorMessage(400, body), gemini.credentialRejected!(400, body)).status, 502);
+  assert.equal(upstreamStatusError(400, gemini.errorDetails(400, body), gemini.credentialRejected!(400, body)).status, 502);
   const callerMistake = JSON.stringify({ error: { code: 400, message: 'Invalid value at generation_config.temperature', status: 'INVALID_ARGUMENT' } });
   assert.equal(gemini.credentialRejected!(400, callerMistake), false);
 });

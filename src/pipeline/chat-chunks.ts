@@ -1,25 +1,79 @@
-// Serialises chat.completion.chunk lines. The fixed part of every line is built
-// once per stream, so each delta costs one JSON.stringify of its text.
-import type { Usage } from '../domain.js';
+// Serialises chat.completion.chunk lines. An upstream chunk that policy did
+// not change is written back as the upstream's own text with only `id` and
+// `model` spliced in: no second JSON.stringify, and every field, known or not,
+// byte for byte. Chunks a translator built, or moderation changed, are
+// serialised with the stream's id, object, created and model first.
+import type { ChatChunk, PlainHead, Usage } from '../domain.js';
 
 export class ChunkWriter {
+  private readonly id: string;
+  private readonly model: string;
   private readonly head: string;
+  /** The upstream's last id/model and their JSON keys: one stream repeats the same values, so they are built once. */
+  private seenId: unknown;
+  private seenModel: unknown;
+  private idKey = '';
+  private modelKey = '';
 
-  constructor(id: string, model: string, created: number) {
-    this.head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":`;
+  constructor(private readonly idValue: string, private readonly modelValue: string, created: number) {
+    this.id = JSON.stringify(idValue);
+    this.model = JSON.stringify(modelValue);
+    this.head = `{"id":${this.id},"object":"chat.completion.chunk","created":${created},"model":${this.model}`;
   }
 
-  delta(role: string | undefined, content: string | undefined, finishReason: string | undefined): string {
-    let delta = '';
-    if (role !== undefined) delta += `"role":${JSON.stringify(role)}`;
-    if (content !== undefined) delta += `${delta ? ',' : ''}"content":${JSON.stringify(content)}`;
-    return `${this.head}[{"index":0,"delta":{${delta}},"finish_reason":${finishReason === undefined ? 'null' : JSON.stringify(finishReason)}}]}\n\n`;
+  /** One `data:` line for `chunk`; `raw` is the upstream's text of it, when unchanged. */
+  line(chunk: ChatChunk, raw: string | undefined): string {
+    const spliced = raw === undefined || typeof chunk.id !== 'string' || typeof chunk.model !== 'string' ? undefined : this.splice(raw, chunk.id, chunk.model);
+    return `data: ${spliced ?? this.serialise(chunk)}\n\n`;
+  }
+
+  /** The upstream head last seen and the same head with the gateway's id and model. */
+  private upstreamHead = '';
+  private ownHead: string | undefined;
+
+  /** One `data:` line for an unparsed chunk: its head swapped for the gateway's, the rest as the upstream wrote it. */
+  plainLine(ev: { raw?: string; readonly chunk: ChatChunk; plain?: PlainHead }): string {
+    const head = ev.plain;
+    if (ev.raw === undefined || !head) return this.line(ev.chunk, ev.raw);
+    if (head.prefix !== this.upstreamHead) {
+      this.upstreamHead = head.prefix;
+      this.ownHead = this.splice(head.prefix, head.id, head.model);
+    }
+    return this.ownHead === undefined ? this.line(ev.chunk, ev.raw) : `data: ${this.ownHead}${ev.raw.slice(head.prefix.length)}\n\n`;
+  }
+
+  /**
+   * The raw text with the upstream's `"id":"…"` and `"model":"…"` replaced.
+   * Inside a JSON string every quote is escaped, so `"id":"<value>"` can only
+   * be a key; the first match is the chunk's own (nested ids, such as a tool
+   * call's, carry other values). Undefined when the text is not in the compact
+   * form this expects, and the chunk is then serialised instead.
+   */
+  private splice(raw: string, id: string, model: string): string | undefined {
+    if (id !== this.seenId) { this.seenId = id; this.idKey = `"id":${JSON.stringify(id)}`; }
+    if (model !== this.seenModel) { this.seenModel = model; this.modelKey = `"model":${JSON.stringify(model)}`; }
+    const i = raw.indexOf(this.idKey);
+    const j = raw.indexOf(this.modelKey);
+    if (i < 0 || j < 0) return undefined;
+    const [first, firstLen, firstVal, second, secondLen, secondVal] = i < j
+      ? [i, this.idKey.length, `"id":${this.id}`, j, this.modelKey.length, `"model":${this.model}`]
+      : [j, this.modelKey.length, `"model":${this.model}`, i, this.idKey.length, `"id":${this.id}`];
+    return raw.slice(0, first) + firstVal + raw.slice(first + firstLen, second) + secondVal + raw.slice(second + secondLen);
+  }
+
+  private serialise(chunk: ChatChunk): string {
+    // An upstream chunk (it has an id) keeps its key order and its own created; a translator's gets the stream's head.
+    if (typeof chunk.id === 'string') {
+      return JSON.stringify({ ...chunk, id: this.idValue, model: this.modelValue });
+    }
+    const body = JSON.stringify(chunk);
+    return body === '{}' ? `${this.head}}` : `${this.head},${body.slice(1)}`;
   }
 
   /** A chunk with empty choices: carries usage, and the gateway block when asked for. */
   tail(usage: Usage, gateway?: Record<string, unknown>): string {
     const g = gateway ? `,"gateway":${JSON.stringify(gateway)}` : '';
-    return `${this.head}[],"usage":${JSON.stringify(usage)}${g}}\n\n`;
+    return `data: ${this.head},"choices":[],"usage":${JSON.stringify(usage)}${g}}\n\n`;
   }
 }
 

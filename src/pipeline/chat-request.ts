@@ -24,8 +24,8 @@ const chatBody = z.looseObject({
   frequency_penalty: z.number().min(-2).max(2).optional(),
   seed: z.number().int().optional(),
   user: z.string().optional(),
-  // One choice per request: traces, moderation and the gateway block describe a single output.
-  n: z.literal(1).optional(),
+  // OpenAI's own bound; each choice is moderated, and the trace counts the tokens of all of them.
+  n: z.number().int().min(1).max(128).optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
 });
 
@@ -44,6 +44,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     model: d.model,
     messages: d.messages as ChatRequest['messages'],
     stream: d.stream === true,
+    n: d.n ?? 1,
     raw: body,
   };
   if (d.temperature !== undefined) req.temperature = d.temperature;

@@ -13,7 +13,9 @@ import { guardTexts } from './guard-input.js';
 import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
-import { authenticate, catalogueFor, headerIsTrue, targetFor, type Services } from './services.js';
+import { authenticate, catalogueFor, headerIsTrue, type Services } from './services.js';
+import { dispatchEmbeddings } from './dispatch.js';
+import { admitRequest } from './limits-stage.js';
 
 function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEntry {
   const activated = catalogueFor(svc, orgId).byId.get(model) ?? [];
@@ -32,6 +34,8 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   const emb = parseEmbeddingsRequest(await readJsonObject(req));
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = emb.model;
+  const gate = admitRequest(svc, ctx, emb.input.reduce((n, t) => n + estimateTextTokens(t), 0));
+  if (gate) await gate;
   const entry = resolveEmbedding(svc, org, emb.model);
   ctx.trace.provider = entry.provider;
   ctx.trace.model = entry.id;
@@ -40,7 +44,7 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   const scan = await guardTexts(svc, ctx, emb.input);
   if (scan && scan.redactions) emb.input = scan.texts;
 
-  const { result, sent } = await svc.upstream.embeddings(targetFor(svc, entry), emb, res.signal);
+  const { result, sent, headers } = await dispatchEmbeddings(svc, ctx, entry, emb, res.signal);
   expectOneVectorPerInput(result.vectors, emb.input.length);
   // Some providers (Gemini) report no tokens for embeddings: estimate, so spend is never silently zero.
   const prompt = result.usage.prompt_tokens || emb.input.reduce((n, t) => n + estimateTextTokens(t), 0);
@@ -56,5 +60,5 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
   if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
-  sendJson(res, 200, body, ctx.requestId);
+  sendJson(res, 200, body, ctx.requestId, headers);
 }

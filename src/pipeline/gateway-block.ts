@@ -12,5 +12,8 @@ export function gatewayBlock(ctx: RequestContext): Record<string, unknown> {
     redactions: t.redactions,
     latency_ms: Math.round(ctx.elapsedMs()),
     cost_usd: t.cost_usd,
+    // Only when something other than one clean attempt happened, so the usual block keeps its shape.
+    ...(t.attempts ? { attempts: t.attempts } : {}),
+    ...(t.fallback_from ? { fallback_from: t.fallback_from } : {}),
   };
 }

@@ -1,28 +1,12 @@
-// The input guard stage: every string the upstream will see goes through DLP
-// and the prompt shield in one call, so placeholders are numbered consistently
-// across the whole request. The caller's objects are never mutated.
+// The input guard stage: every string the upstream will see (message-texts.ts
+// says which) goes through DLP and the prompt shield in one call, so
+// placeholders are numbered consistently across the whole request. The
+// caller's objects are never mutated.
 import type { ChatMessage } from '../domain.js';
 import type { InputScan } from '../policy/types.js';
 import type { Services } from './services.js';
 import type { RequestContext } from './request-context.js';
-
-export function collectTexts(messages: readonly ChatMessage[]): string[] {
-  const texts: string[] = [];
-  for (const m of messages) {
-    if (typeof m.content === 'string') texts.push(m.content);
-    else if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'text' && typeof p.text === 'string') texts.push(p.text);
-  }
-  return texts;
-}
-
-export function replaceTexts(messages: readonly ChatMessage[], texts: readonly string[]): ChatMessage[] {
-  let i = 0;
-  return messages.map((m) => {
-    if (typeof m.content === 'string') return { ...m, content: texts[i++]! };
-    if (!Array.isArray(m.content)) return m;
-    return { ...m, content: m.content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? { ...p, text: texts[i++]! } : p)) };
-  });
-}
+import { collectTexts, replaceTexts } from './message-texts.js';
 
 /** Scans `texts`, records the count on the trace, and returns the scan (undefined when no policy engine runs). */
 export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[]): Promise<InputScan | undefined> {

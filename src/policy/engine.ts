@@ -111,6 +111,10 @@ class Engine implements PolicyEngine {
     return new WindowedModerator(this.#org(orgId).compiled);
   }
 
+  ready(): boolean {
+    return this.#pool === undefined || this.#pool.ready();
+  }
+
   async close(): Promise<void> {
     await this.#pool?.close();
   }

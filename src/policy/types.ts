@@ -33,5 +33,7 @@ export interface PolicyEngine {
   outputMode(orgId: string): OutputMode;
   moderate(orgId: string, text: string): Promise<OutputVerdict>;
   chunked(orgId: string): ChunkedModerator;
+  /** False when scans would fail for want of workers (closed, none running, queue full); true when scanning runs inline. */
+  ready(): boolean;
   close(): Promise<void>;
 }

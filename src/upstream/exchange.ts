@@ -4,10 +4,11 @@
 // own logic. A client that goes away aborts the exchange.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
-import type { ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
-import type { UpstreamPools } from './pools.js';
+import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
 type Controller = Dispatcher.DispatchController;
@@ -16,15 +17,41 @@ class ClientGone extends Error {
   constructor() { super('The client closed the connection.'); this.name = 'ClientGone'; }
 }
 
+/**
+ * An answer over a cap is cut off: the socket is aborted rather than drained,
+ * since draining 100 MB to throw it away costs the same bandwidth and time as
+ * reading it. The caller gets a 502 that says which cap.
+ */
+function overCap(what: string, limit: number): GatewayError {
+  return new GatewayError('upstream_error', `The upstream ${what} is larger than ${limit} bytes (upstream.max_response_bytes); it was cut off.`);
+}
+
 abstract class Exchange implements Dispatcher.DispatchHandler {
   protected controller: Controller | undefined;
   private errorBody: Buffer[] | undefined;
   private status = 0;
+  /** Bytes of a body held in memory (a JSON answer or an error body); streams are consumed as they go. */
+  private held = 0;
+  private cut = false;
+  protected readonly limits: ExchangeLimits;
+  /** The upstream's rate-limit headers, in OpenAI's names, for the caller. */
+  headers: PassHeaders = [];
   private readonly onClientAbort = () => this.controller?.abort(new ClientGone());
 
-  constructor(protected readonly adapter: ProviderAdapter, private readonly signal: ClientSignal) {
+  constructor(protected readonly adapter: ProviderAdapter, protected readonly signal: ClientSignal, pools: UpstreamPools) {
+    this.limits = pools.limits;
     signal.once('abort', this.onClientAbort);
   }
+
+  /** Aborts the upstream socket; undici then reports `err` through onResponseError, so the exchange fails once, there. */
+  protected cutOff(err: GatewayError): void {
+    if (this.cut) return;
+    this.cut = true;
+    this.controller?.abort(err);
+  }
+
+  /** Whether the whole body is held in memory (JSON answers and error bodies), and so counts against the cap. */
+  protected abstract get holdsBody(): boolean;
 
   start(pools: UpstreamPools, up: UpstreamRequest): void {
     pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers: up.headers, body: up.body }, this);
@@ -35,13 +62,26 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     if (this.signal.aborted) controller.abort(new ClientGone());
   }
 
-  onResponseStart(_c: Controller, statusCode: number): void {
+  onResponseStart(_c: Controller, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
+    this.headers = this.adapter.passHeaders(headers);
     if (statusCode >= 400) this.errorBody = [];
-    else this.accepted();
+    // A declared length over the cap is refused before a byte of the body is read.
+    const declared = Number(headers['content-length']);
+    if ((this.errorBody || this.holdsBody) && declared > this.limits.maxResponseBytes) {
+      return this.cutOff(overCap(this.errorBody ? 'error body' : 'answer', this.limits.maxResponseBytes));
+    }
+    if (!this.errorBody) this.accepted();
   }
 
+  protected get isCut(): boolean { return this.cut; }
+
   onResponseData(_c: Controller, chunk: Buffer): void {
+    if (this.cut) return;
+    if (this.errorBody || this.holdsBody) {
+      this.held += chunk.length;
+      if (this.held > this.limits.maxResponseBytes) return this.cutOff(overCap(this.errorBody ? 'error body' : 'answer', this.limits.maxResponseBytes));
+    }
     if (this.errorBody) this.errorBody.push(chunk);
     else this.data(chunk);
   }
@@ -51,7 +91,9 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     if (!this.errorBody) return this.end();
     const text = Buffer.concat(this.errorBody).toString('utf8');
     const ownKey = this.adapter.credentialRejected?.(this.status, text) ?? false;
-    this.fail(upstreamStatusError(this.status, this.adapter.errorMessage(this.status, text), ownKey));
+    const fromBody = this.adapter.errorHeaders?.(this.status, text) ?? [];
+    const headers = fromBody.length ? [...this.headers.filter(([k]) => !fromBody.some(([b]) => b === k)), ...fromBody] : this.headers;
+    this.fail(upstreamStatusError(this.status, this.adapter.errorDetails(this.status, text), ownKey, headers));
   }
 
   onResponseError(_c: Controller, err: Error): void {
@@ -68,6 +110,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
 /** A JSON answer, parsed once from the whole body. */
 class JsonExchange extends Exchange {
   private parts: Buffer[] = [];
+  protected get holdsBody(): boolean { return true; }
   resolve!: (v: unknown) => void;
   reject!: (e: unknown) => void;
 
@@ -80,14 +123,25 @@ class JsonExchange extends Exchange {
       this.reject(new GatewayError('upstream_error', 'The upstream returned a body that is not JSON.', { cause: err }));
     }
   }
-  protected fail(err: GatewayError): void { this.reject(err); }
+  protected fail(err: GatewayError): void {
+    this.parts = [];
+    this.reject(err);
+  }
 }
 
-export function requestJson(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<unknown> {
-  const ex = new JsonExchange(adapter, signal);
+export interface JsonAnswer { body: unknown; headers: PassHeaders }
+
+export function requestJson(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<JsonAnswer> {
+  const ex = new JsonExchange(adapter, signal, pools);
   const p = new Promise<unknown>((ok, fail) => { ex.resolve = ok; ex.reject = fail; });
   ex.start(pools, up);
-  return p;
+  return p.then((body) => ({ body, headers: ex.headers }));
+}
+
+function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): boolean {
+  if (!choices) return false;
+  for (const c of choices) if (c.finish_reason) return true;
+  return false;
 }
 
 /** Batches queued beyond this pause the upstream socket until the caller catches up. */
@@ -96,8 +150,8 @@ const HIGH_WATER = 16;
 /**
  * An SSE answer as batches of normalised events, one batch per upstream read,
  * so the caller writes each with one syscall. A body that ends before the
- * provider signalled completion (a `done`, or a finish reason) ends with an
- * error event, so truncation never passes for a complete answer.
+ * provider signalled completion (its translator's `done`) ends with an error
+ * event, so truncation never passes for a complete answer.
  */
 class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEvent[]> {
   private readonly parser: EventSourceParser;
@@ -110,14 +164,26 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   private isAccepted = false;
   ready!: { resolve: () => void; reject: (e: unknown) => void };
 
-  constructor(adapter: ProviderAdapter, signal: ClientSignal) {
-    super(adapter, signal);
+  protected get holdsBody(): boolean { return false; }
+
+  constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools) {
+    super(adapter, signal, pools);
     const translator = adapter.streamTranslator();
+    const maxEvent = this.limits.maxEventBytes;
     this.parser = createParser({
+      // A stream may run for hours, but one event (or one unterminated line) must fit this:
+      // the parser is the only place a stream's bytes pile up.
+      maxBufferSize: maxEvent,
+      onError: (e) => {
+        if (e.type === 'max-buffer-size-exceeded') {
+          this.cutOff(new GatewayError('upstream_error', `The upstream sent a stream event or line longer than ${maxEvent} characters (upstream.max_event_bytes); the stream was cut off.`));
+        }
+      },
       onEvent: (e) => {
         for (const ev of translator.event(e.event, e.data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
-          if (ev.type === 'delta' && ev.finish_reason) this.finished = true;
+          // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
+          if (ev.type === 'chunk' && !ev.plain && !this.finished && hasFinish(ev.chunk.choices)) this.finished = true;
           this.pending.push(ev);
         }
       },
@@ -131,6 +197,8 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
 
   protected data(chunk: Buffer): void {
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+    // The parser refused the chunk (over the event cap) and is terminated: nothing more is fed to it.
+    if (this.isCut) { this.pending = []; return; }
     if (!this.pending.length) return;
     this.push(this.pending);
     this.pending = [];
@@ -144,7 +212,9 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
 
   protected fail(err: GatewayError): void {
     if (!this.isAccepted) return this.ready.reject(err);
-    this.push([{ type: 'error', message: err.message }]);
+    // The caller left and the call went with it: the stream just ends, so the pipeline records
+    // client_closed; an error event would blame the provider, and nobody is left to read it.
+    if (!this.signal.aborted) this.push([{ type: 'error', message: err.message }]);
     this.close();
   }
 
@@ -185,10 +255,10 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
 }
 
 /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-export async function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<AsyncIterableIterator<StreamEvent[]>> {
-  const ex = new StreamExchange(adapter, signal);
+export async function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<{ events: AsyncIterableIterator<StreamEvent[]>; headers: PassHeaders }> {
+  const ex = new StreamExchange(adapter, signal, pools);
   const ready = new Promise<void>((resolve, reject) => { ex.ready = { resolve, reject }; });
   ex.start(pools, up);
   await ready;
-  return ex;
+  return { events: ex, headers: ex.headers };
 }

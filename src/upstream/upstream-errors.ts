@@ -2,13 +2,28 @@
 // 400/404/422 is the caller's request and keeps its status; 429 stays 429 so SDKs
 // back off; the provider refusing our own credential, or failing, is a 502.
 import { errors as undiciErrors } from 'undici';
+import type { PassHeaders, UpstreamErrorDetails } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
-export function upstreamStatusError(status: number, message: string, credentialRejected = false): GatewayError {
+/**
+ * A provider's error answer. When the status passes through (the caller's own
+ * mistake, or a rate limit), so do the provider's message, type, param, code
+ * and rate-limit headers: the caller's SDK then retries and classifies exactly
+ * as against the provider. A failure that is the gateway's (a refused
+ * credential, a provider fault) is a 502 that says which upstream status it was.
+ */
+export function upstreamStatusError(status: number, details: UpstreamErrorDetails | string, credentialRejected = false, headers: PassHeaders = []): GatewayError {
+  const d = typeof details === 'string' ? { message: details } : details;
   const passThrough = !credentialRejected && (status === 400 || status === 404 || status === 409 || status === 413 || status === 422 || status === 429);
-  return new GatewayError('upstream_error', `Upstream answered ${status}: ${message}`, {
-    status: passThrough ? status : status === 504 ? 504 : 502,
+  if (passThrough) {
+    return new GatewayError('upstream_error', d.message, {
+      status, upstreamStatus: status, headers, upstream: { type: d.type, param: d.param, code: d.code },
+    });
+  }
+  return new GatewayError('upstream_error', `Upstream answered ${status}: ${d.message}`, {
+    status: status === 504 ? 504 : 502,
     upstreamStatus: status,
+    headers: headers.filter(([k]) => k === 'retry-after' || k === 'retry-after-ms'),
   });
 }
 

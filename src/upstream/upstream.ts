@@ -1,17 +1,64 @@
 // The dispatch stage: one call per request to the resolved provider, through
 // its adapter, or in-process for the demo mock provider.
-import type { ChatRequest, ChatResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamEvent, UpstreamTarget } from '../domain.js';
+import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, PassHeaders, ProviderAdapter, StreamEvent, UpstreamTarget } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
+import { openaiResponses, responsesRequest } from '../providers/openai-compatible/responses.js';
 import { requestJson, requestStream } from './exchange.js';
 import type { UpstreamPools } from './pools.js';
 import type { ClientSignal } from '../http/client-signal.js';
 
 export interface ChatOutcome {
-  result: ChatResult;
+  completion: ChatCompletion;
   /** The body as sent upstream (after redaction), for the payload archive. */
   sent: string;
+  /** The upstream's rate-limit headers, for the caller. */
+  headers: PassHeaders;
+}
+
+export interface StreamOutcome {
+  events: AsyncIterable<StreamEvent[]>;
+  sent: string;
+  headers: PassHeaders;
+}
+
+/** About how much memory an event holds: its wire text, or the texts a translator put in it. */
+function eventSize(ev: StreamEvent): number {
+  if (ev.type === 'event') return ev.raw.length;
+  if (ev.type !== 'chunk') return 0;
+  if (ev.raw !== undefined) return ev.raw.length;
+  let n = 64;
+  for (const c of ev.chunk.choices) {
+    const d = c.delta;
+    if (!d) continue;
+    if (typeof d.content === 'string') n += d.content.length;
+    if (typeof d.refusal === 'string') n += d.refusal.length;
+    if (typeof d.reasoning_content === 'string') n += d.reasoning_content.length;
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += t.function?.arguments?.length ?? 0;
+  }
+  return n;
+}
+
+/**
+ * Every event of a stream, for buffered moderation, which must see the whole
+ * answer before any byte is sent. An error event fails the whole answer; so
+ * does an answer over `maxBytes`, since holding it all is what bounds memory.
+ */
+export async function collectEvents(batches: AsyncIterable<StreamEvent[]>, maxBytes: number): Promise<StreamEvent[]> {
+  const all: StreamEvent[] = [];
+  let size = 0;
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
+      size += eventSize(ev);
+      if (size > maxBytes) {
+        throw new GatewayError('upstream_error', `The upstream answer is larger than upstream.max_response_bytes (${maxBytes} bytes), the most that buffered moderation holds.`);
+      }
+      all.push(ev);
+    }
+  }
+  return all;
 }
 
 /** A whole answer as one batch of events. */
@@ -29,18 +76,34 @@ export class Upstream {
   }
 
   async chat(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
-    if (target.kind === 'mock') return { result: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }) };
+    if (target.kind === 'mock') return { completion: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }), headers: [] };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    return { result: adapter.chatResponse(await requestJson(this.pools, adapter, up, signal)), sent: up.body };
+    const answer = await requestJson(this.pools, adapter, up, signal);
+    return { completion: adapter.chatResponse(answer.body), sent: up.body, headers: answer.headers };
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<{ events: AsyncIterable<StreamEvent[]>; sent: string }> {
-    if (target.kind === 'mock') return { events: oneBatch(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }) };
+  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
+    if (target.kind === 'mock') return { events: oneBatch(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }), headers: [] };
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    return { events: await requestStream(this.pools, adapter, up, signal), sent: up.body };
+    const { events, headers } = await requestStream(this.pools, adapter, up, signal);
+    return { events, sent: up.body, headers };
+  }
+
+  /** A native Responses API call (providers with responses_api): the upstream's response object as parsed. */
+  async responses(target: UpstreamTarget, body: Record<string, unknown>, signal: ClientSignal): Promise<{ body: unknown; sent: string; headers: PassHeaders }> {
+    const up = responsesRequest(target, body);
+    const answer = await requestJson(this.pools, openaiResponses, up, signal);
+    return { body: answer.body, sent: up.body, headers: answer.headers };
+  }
+
+  /** A native Responses API stream: `event` StreamEvents, as the upstream sent them. */
+  async responsesStream(target: UpstreamTarget, body: Record<string, unknown>, signal: ClientSignal): Promise<StreamOutcome> {
+    const up = responsesRequest(target, { ...body, stream: true });
+    const { events, headers } = await requestStream(this.pools, openaiResponses, up, signal);
+    return { events, sent: up.body, headers };
   }
 
   async embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal): Promise<{ result: EmbeddingsResult; sent: string }> {
@@ -50,6 +113,6 @@ export class Upstream {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
     }
     const up = adapter.embeddingsRequest(target, req);
-    return { result: adapter.embeddingsResponse(await requestJson(this.pools, adapter, up, signal)), sent: up.body };
+    return { result: adapter.embeddingsResponse((await requestJson(this.pools, adapter, up, signal)).body), sent: up.body };
   }
 }

@@ -102,6 +102,11 @@ export class PolicyPool {
     }
   }
 
+  /** For /readyz: the threads exist, this engine still uses them, and the queue has room. */
+  ready(): boolean {
+    return !this.#closed && this.#piscina.threads.length > 0 && this.#inFlight < this.#maxQueue;
+  }
+
   /** Stops this engine's use of the threads; they stay for other engines (see the top of this file). */
   close(): Promise<void> {
     this.#closed = true;

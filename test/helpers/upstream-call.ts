@@ -10,7 +10,7 @@ import type { ChatMessage, ChatRequest, ProviderAdapter, StreamEvent, UpstreamRe
 export function chatFor(model: string): (messages: ChatMessage[], fields?: Partial<ChatRequest>) => ChatRequest {
   return (messages, fields = {}) => {
     const { raw, ...rest } = fields;
-    return { model, messages, stream: false, ...rest, raw: { model, messages, ...rest, ...raw } };
+    return { model, messages, stream: false, n: 1, ...rest, raw: { model, messages, ...rest, ...raw } };
   };
 }
 
@@ -31,5 +31,6 @@ export async function streamThrough(adapter: ProviderAdapter, up: UpstreamReques
   return { events };
 }
 
-/** The content of all deltas, joined. */
-export const deltaText = (events: StreamEvent[]) => events.map((e) => (e.type === 'delta' ? e.content ?? '' : '')).join('');
+/** The content of every chunk's first choice, joined. */
+export const deltaText = (events: StreamEvent[]) =>
+  events.map((e) => (e.type === 'chunk' ? e.chunk.choices.map((c) => (c.index === 0 && typeof c.delta?.content === 'string' ? c.delta.content : '')).join('') : '')).join('');

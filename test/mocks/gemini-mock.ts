@@ -1,6 +1,8 @@
 // A mock Gemini API: POST {base}/models/{model}:generateContent,
 // :streamGenerateContent?alt=sse, :embedContent and :batchEmbedContents.
-// Chat echoes the last user turn with one token per word; embeddings are
+// Chat echoes the last user turn with one token per word, or, offered tools,
+// calls one (see `answer`), and answers a tool result; `candidateCount`
+// candidates come back, alike. Embeddings are
 // deterministic per text, and exact in float32 so both encodings compare equal.
 import type { ServerResponse } from 'node:http';
 import { startMockServer, sleep, splitWords, streamPieces, type MockUpstream, type RecordedRequest } from './mock-server.js';
@@ -35,39 +37,76 @@ function embedding(req: any): { values: number[] } {
   return { values: mockVector(textOf(req?.content), req?.outputDimensionality ?? GEMINI_MOCK_DIMENSIONS) };
 }
 
+/** The mock's answer to one request: a function call, or text (the echo, or what a tool said). */
+type Answer = { call: { name: string; args: Record<string, unknown> } } | { text: string };
+
+/**
+ * The tool mode all three provider mocks share: offered tools (and calling not
+ * turned off) get one call of the allowed or first function, unless the
+ * conversation ends with a tool result, which is answered as text.
+ */
+function answer(body: any, mock: MockUpstream): Answer {
+  const last = body.contents.at(-1);
+  const responses = (last?.parts ?? []).filter((p: any) => p?.functionResponse);
+  if (last?.role === 'user' && responses.length > 0) {
+    return { text: responses.map((p: any) => `Tool said: ${JSON.stringify(p.functionResponse.response)}`).join(' ') };
+  }
+  const declarations = (body.tools ?? []).flatMap((t: any) => t?.functionDeclarations ?? []);
+  const config = body.toolConfig?.functionCallingConfig;
+  if (declarations.length > 0 && config?.mode !== 'NONE') {
+    const name = config?.allowedFunctionNames?.[0] ?? declarations[0].name;
+    return { call: { name, args: mock.toolArguments ?? { location: 'Paris' } } };
+  }
+  const lastUser = [...body.contents].reverse().find((c: any) => c.role === 'user');
+  return { text: textOf(lastUser) };
+}
+
 async function chat(req: RecordedRequest, res: ServerResponse, mock: MockUpstream, stream: boolean): Promise<void> {
   const body = req.body;
   if (!Array.isArray(body?.contents) || body.contents.length === 0) { fail(res, 400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified'); return; }
   if (body.contents.some((c: any) => c?.role !== 'user' && c?.role !== 'model')) { fail(res, 400, 'INVALID_ARGUMENT', 'Please use a valid role: user, model.'); return; }
   if (stream && !/[?&]alt=sse(&|$)/.test(req.url)) { fail(res, 400, 'INVALID_ARGUMENT', 'This mock streams only with alt=sse.'); return; }
 
-  const lastUser = [...body.contents].reverse().find((c: any) => c.role === 'user');
-  const reply = splitWords(textOf(lastUser), mock.chunks);
+  const said = answer(body, mock);
+  const reply = 'text' in said ? splitWords(said.text, mock.chunks) : [];
   const max = body.generationConfig?.maxOutputTokens;
   const limited = typeof max === 'number' && reply.length > max;
   const pieces = limited ? reply.slice(0, max) : reply;
-  const prompt = words(textOf(body.systemInstruction)) + body.contents.reduce((n: number, c: any) => n + words(textOf(c)), 0);
+  const n = body.generationConfig?.candidateCount ?? 1;
+  const prompt = words(textOf(body.systemInstruction)) + body.contents.reduce((k: number, c: any) => k + words(textOf(c)), 0);
   const finishReason = limited ? 'MAX_TOKENS' : 'STOP';
-  const usage = (done: number) => ({ promptTokenCount: prompt, candidatesTokenCount: done, totalTokenCount: prompt + done });
-  const candidate = (text: string, finish?: string) => ({ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 });
+  const callTokens = 'call' in said ? words(JSON.stringify(said.call)) : 0;
+  const usage = (done: number) => ({ promptTokenCount: prompt, candidatesTokenCount: done * n, totalTokenCount: prompt + done * n });
+  const candidates = (part: object, finish?: string) =>
+    Array.from({ length: n }, (_, index) => ({ content: { parts: [part], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index }));
   const model = req.url.match(/models\/([^:/?]+):/)?.[1];
+  const responseId = `mock-${mock.requests.length}`;
 
   if (!stream) {
     if (mock.fault === 'drop-mid-stream') { res.destroy(); return; }
     if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ candidates: [candidate(pieces.join(''), finishReason)], usageMetadata: usage(words(pieces.join(''))), modelVersion: model }));
+    const part = 'call' in said ? { functionCall: said.call } : { text: pieces.join('') };
+    const done = 'call' in said ? callTokens : words(pieces.join(''));
+    res.end(JSON.stringify({ candidates: candidates(part, 'call' in said ? 'STOP' : finishReason), usageMetadata: usage(done), modelVersion: model, responseId }));
     return;
   }
 
   // Gemini's SSE framing uses CRLF; every chunk repeats the cumulative usage, the last one adds finishReason.
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\r\n\r\n`);
+  if ('call' in said) {
+    // Gemini sends a function call whole, in one chunk.
+    if (mock.fault === 'slow-chunks') await sleep(mock.slowMs);
+    send({ candidates: candidates({ functionCall: said.call }, 'STOP'), usageMetadata: usage(callTokens), modelVersion: model, responseId });
+    res.end();
+    return;
+  }
   let done = 0;
   const finished = await streamPieces(res, mock, pieces, (piece, i) => {
     done += words(piece);
     const last = i === pieces.length - 1;
-    send({ candidates: [candidate(piece, last ? finishReason : undefined)], usageMetadata: usage(done), modelVersion: model });
+    send({ candidates: candidates({ text: piece }, last ? finishReason : undefined), usageMetadata: usage(done), modelVersion: model, responseId });
   }, () => send({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
   if (finished) res.end();
 }

@@ -15,6 +15,8 @@ export type FaultMode =
   | 'slow-chunks';
 
 export interface RecordedRequest {
+  /** performance.now() when the request arrived, for backoff timing. */
+  at: number;
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
@@ -30,7 +32,61 @@ export interface MockUpstream {
   chunks: number | undefined;
   /** Responses whose connection closed before they finished: the gateway aborted the call. */
   aborted: number;
+  /**
+   * When set, every request is answered with this recorded wire transcript
+   * instead of the mock's echo (see test/fixtures/README.md); cleared by
+   * setting it back to undefined.
+   */
+  replay: Transcript | undefined;
+  /**
+   * Arguments of the function call a mock answers with when the request
+   * offers tools (default `{"location":"Paris"}`).
+   */
+  toolArguments: Record<string, unknown> | undefined;
+  /**
+   * Scripted failures, consumed one per request before anything else answers:
+   * a status (answered with an OpenAI-style error body), a status with headers,
+   * or 'drop' (the socket is destroyed before any response). Once it is empty
+   * the mock answers as usual.
+   */
+  script: ScriptStep[];
   close(): Promise<void>;
+}
+
+export type ScriptStep = number | 'drop' | { status: number; headers?: Record<string, string> };
+
+function playStep(res: ServerResponse, step: ScriptStep): void {
+  if (step === 'drop') { res.socket?.destroy(); return; }
+  const { status, headers } = typeof step === 'number' ? { status: step, headers: {} } : step;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ error: { message: `scripted ${status}`, type: status === 429 ? 'rate_limit_error' : 'server_error', param: null, code: null } }));
+}
+
+/** A provider's answer, byte for byte as its API reference documents it: a JSON body or SSE events. */
+export interface Transcript {
+  status?: number;
+  headers?: Record<string, string>;
+  /** A JSON answer. */
+  json?: unknown;
+  /** An SSE answer: each event's `data` is a JSON value (serialised compactly) or a literal string such as `[DONE]`. */
+  sse?: Array<{ event?: string; data: unknown }>;
+  /** Milliseconds between SSE events (default 0: all in one write). */
+  pace_ms?: number;
+}
+
+/** Plays a transcript; SSE events all in one write unless paced. */
+export async function playTranscript(res: ServerResponse, t: Transcript): Promise<void> {
+  const status = t.status ?? 200;
+  if (t.sse) {
+    res.writeHead(status, { 'content-type': 'text/event-stream', ...t.headers });
+    const frames = t.sse.map((e) => `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+    if (!t.pace_ms) { res.end(frames.join('')); return; }
+    for (const f of frames) { res.write(f); await sleep(t.pace_ms); }
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', ...t.headers });
+  res.end(t.json === undefined ? '' : JSON.stringify(t.json));
 }
 
 export type MockHandler = (req: RecordedRequest, res: ServerResponse, mock: MockUpstream) => void | Promise<void>;
@@ -44,6 +100,9 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
     slowMs: 50,
     chunks: undefined,
     aborted: 0,
+    replay: undefined,
+    toolArguments: undefined,
+    script: [],
     close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -54,9 +113,12 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
       const text = Buffer.concat(parts).toString('utf8');
       let body: any = text;
       try { body = text ? JSON.parse(text) : undefined; } catch { /* keep raw text */ }
-      const rec: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+      const rec: RecordedRequest = { at: performance.now(), method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
       mock.requests.push(rec);
-      Promise.resolve(handler(rec, res, mock)).catch((err) => { res.destroy(err); });
+      const step = mock.script.shift();
+      if (step !== undefined) { playStep(res, step); return; }
+      const answer = mock.replay ? playTranscript(res, mock.replay) : handler(rec, res, mock);
+      Promise.resolve(answer).catch((err) => { res.destroy(err); });
     });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));

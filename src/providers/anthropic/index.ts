@@ -4,12 +4,14 @@ import type { ProviderAdapter } from '../../domain.js';
 import { chatRequest } from './request.js';
 import { chatResponse } from './response.js';
 import { streamTranslator } from './stream.js';
-import { errorMessage } from './errors.js';
+import { errorDetails } from './errors.js';
+import { passHeaders } from './headers.js';
 
 export const anthropic: ProviderAdapter = {
   kind: 'anthropic',
   chatRequest,
   chatResponse,
   streamTranslator,
-  errorMessage,
+  errorDetails,
+  passHeaders: (headers) => passHeaders(headers),
 };

@@ -1,11 +1,10 @@
 // OpenAI chat body -> Anthropic Messages API body (POST {base_url}/messages).
-// Anthropic has no "system" role: system (and "developer") messages move to the
-// top-level `system` field. Consecutive turns of one role are merged, since the
-// API has historically required user/assistant alternation.
 import type { ChatRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { rejectUnsupported, textTurns, type TextTurn } from '../text-only-chat.js';
 import { joinUrl } from '../url.js';
+import { checkFields } from './fields.js';
+import { translateMessages } from './messages.js';
+import { toolFields } from './tools.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -15,33 +14,54 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  */
 export const DEFAULT_MAX_TOKENS = 4096;
 
-type TextBlock = { type: 'text'; text: string };
-interface AnthropicMessage { role: 'user' | 'assistant'; content: string | TextBlock[] }
+/**
+ * reasoning_effort -> a thinking budget. 1024 is Anthropic's minimum; the
+ * others follow the same steps as the Gemini adapter's, so one effort costs
+ * about the same reasoning on either provider.
+ */
+export const THINKING_BUDGET: Readonly<Record<string, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
 
-function toMessages(turns: TextTurn[]): AnthropicMessage[] {
-  return turns.map(({ role, texts }): AnthropicMessage => ({
-    role,
-    content: texts.length === 1 ? texts[0]! : texts.map((text): TextBlock => ({ type: 'text', text })),
-  }));
+const refuse = (param: string, message: string): never => {
+  throw new GatewayError('invalid_request', message, { param });
+};
+
+/** The thinking block and the max_tokens to send: thinking counts against max_tokens, which must exceed its budget. */
+function thinkingAndMax(raw: Record<string, unknown>, requested: number | undefined): { thinking?: Record<string, unknown>; max: number } {
+  const effort = raw.reasoning_effort;
+  if (effort === undefined || effort === null || effort === 'none') return { max: requested ?? DEFAULT_MAX_TOKENS };
+  const budget = typeof effort === 'string' ? THINKING_BUDGET[effort] : undefined;
+  if (budget === undefined) return refuse('reasoning_effort', 'reasoning_effort must be minimal, low, medium or high for Anthropic models.');
+  if (requested !== undefined && requested <= budget) {
+    const param = raw.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+    return refuse(param, `${param} must be above the thinking budget of reasoning_effort "${effort}" (${budget} tokens) for Anthropic models.`);
+  }
+  return { thinking: { type: 'enabled', budget_tokens: budget }, max: requested ?? budget + DEFAULT_MAX_TOKENS };
 }
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
-  // Tuning knobs without an Anthropic equivalent (penalties, seed, logit_bias, ...) are dropped, not refused.
-  rejectUnsupported(req.raw, 'Anthropic');
-  const { system, turns } = textTurns(req, 'Anthropic');
-  const messages = toMessages(turns);
-  const maxTokens = req.max_tokens ?? (req.raw.max_completion_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS;
-  const body: Record<string, unknown> = { model: target.model, messages, max_tokens: maxTokens };
+  const raw = req.raw;
+  checkFields(raw);
+  const { system, messages } = translateMessages(req.messages);
+  const { thinking, max } = thinkingAndMax(raw, req.max_tokens);
+  const body: Record<string, unknown> = { model: target.model, messages, max_tokens: max };
   if (system.length > 0) body.system = system.join('\n\n');
+  if (thinking) body.thinking = thinking;
   if (req.temperature !== undefined) {
     // OpenAI allows 0..2, Anthropic 0..1: failing here names the field instead of relaying an upstream 400.
-    if (req.temperature > 1) throw new GatewayError('invalid_request', 'Anthropic models accept temperature between 0 and 1.', { param: 'temperature' });
+    if (req.temperature > 1) refuse('temperature', 'Anthropic models accept temperature between 0 and 1.');
+    if (thinking && req.temperature !== 1) refuse('temperature', 'With reasoning_effort, Anthropic models accept only temperature 1.');
     body.temperature = req.temperature;
   }
-  // Recent Claude models refuse temperature and top_p together; temperature is the contract's field, so it wins.
-  if (req.top_p !== undefined && req.temperature === undefined) body.top_p = req.top_p;
+  // top_p 1 is the default: sent or not, the answer is the same. Recent Claude models refuse
+  // temperature and top_p together, so both is this gateway's 400 rather than the provider's.
+  if (req.top_p !== undefined && req.top_p !== 1) {
+    if (req.temperature !== undefined) refuse('top_p', 'Anthropic models accept temperature or top_p, not both.');
+    if (thinking && req.top_p < 0.95) refuse('top_p', 'With reasoning_effort, Anthropic models accept top_p from 0.95 to 1.');
+    body.top_p = req.top_p;
+  }
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
+  Object.assign(body, toolFields(raw, thinking !== undefined));
   if (req.stream) body.stream = true;
 
   const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': ANTHROPIC_VERSION };

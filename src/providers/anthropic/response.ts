@@ -1,8 +1,9 @@
-// Anthropic Message object -> ChatResult.
-import type { ChatResult, Usage } from '../../domain.js';
+// Anthropic Message object -> an OpenAI chat.completion.
+import type { AssistantMessage, ChatCompletion, ToolCall } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
-
+import { JSON_TOOL } from './tools.js';
+import { openaiUsage, readUsage } from './usage.js';
 
 const FINISH: Record<string, string> = {
   end_turn: 'stop',
@@ -14,28 +15,40 @@ const FINISH: Record<string, string> = {
   refusal: 'content_filter',
 };
 
-/** Anthropic stop_reason -> OpenAI finish_reason; an unknown or absent reason reads as a normal stop. */
-export function finishReason(stopReason: unknown): string {
+/** Anthropic stop_reason -> OpenAI finish_reason; the emulated structured-output tool finishes as a normal stop. */
+export function finishReason(stopReason: unknown, json = false): string {
+  if (json && stopReason === 'tool_use') return 'stop';
   return (typeof stopReason === 'string' && FINISH[stopReason]) || 'stop';
 }
 
-/**
- * Cached prompt tokens are reported apart from `input_tokens`; OpenAI's
- * prompt_tokens counts them, so they are added back in.
- */
-export function promptTokens(u: Record<string, any>): number {
-  return (Number(u.input_tokens) || 0) + (Number(u.cache_creation_input_tokens) || 0) + (Number(u.cache_read_input_tokens) || 0);
-}
-
-export function usageOf(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-}
-
-export function chatResponse(body: unknown): ChatResult {
+export function chatResponse(body: unknown): ChatCompletion {
   if (!isObj(body) || !Array.isArray(body.content)) throw new GatewayError('upstream_error', 'The upstream returned no message content.');
-  // Only text blocks are translated; thinking and tool_use blocks have no place in a ChatResult.
-  let content = '';
-  for (const block of body.content) if (isObj(block) && block.type === 'text' && typeof block.text === 'string') content += block.text;
-  const u = isObj(body.usage) ? body.usage : {};
-  return { content, finish_reason: finishReason(body.stop_reason), usage: usageOf(promptTokens(u), Number(u.output_tokens) || 0) };
+  let text = '';
+  let reasoning = '';
+  let json = false;
+  const calls: ToolCall[] = [];
+  const thinkingBlocks: Array<Record<string, unknown>> = [];
+  for (const b of body.content) {
+    if (!isObj(b)) continue;
+    if (b.type === 'text' && typeof b.text === 'string') text += b.text;
+    else if (b.type === 'tool_use' && b.name === JSON_TOOL) { json = true; text += JSON.stringify(b.input ?? {}); }
+    else if (b.type === 'tool_use') calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+    else if (b.type === 'thinking') { reasoning += String(b.thinking ?? ''); thinkingBlocks.push({ type: 'thinking', thinking: b.thinking, signature: b.signature }); }
+    else if (b.type === 'redacted_thinking') thinkingBlocks.push({ type: 'redacted_thinking', data: b.data });
+    // Server-tool blocks and types added later are answers to features the gateway never asks for.
+    else throw new GatewayError('upstream_error', `The upstream answered with a ${JSON.stringify(b.type)} content block, which has no OpenAI form.`);
+  }
+  // OpenAI sends content null, not "", when the answer is only tool calls.
+  const message: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
+  if (calls.length) message.tool_calls = calls;
+  if (reasoning) message.reasoning_content = reasoning;
+  if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
+  return {
+    id: typeof body.id === 'string' ? body.id : undefined,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof body.model === 'string' ? body.model : undefined,
+    choices: [{ index: 0, message, finish_reason: finishReason(body.stop_reason, json), logprobs: null }],
+    usage: openaiUsage(readUsage(isObj(body.usage) ? body.usage : undefined)),
+  };
 }

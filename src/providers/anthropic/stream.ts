@@ -1,17 +1,31 @@
-// Anthropic Messages SSE events -> normalised stream events, one event at a time.
+// Anthropic Messages SSE events -> OpenAI chat.completion.chunk objects, one
+// event at a time.
 //
-// Usage arrives in two halves: prompt tokens in `message_start`, the running
-// output total in `message_delta`. Both are held here and emitted once, with
-// `done`, on `message_stop`, so the pipeline can put them on the final chunk.
-import type { StreamEvent, StreamTranslator } from '../../domain.js';
-import { finishReason, promptTokens, usageOf } from './response.js';
+// Content blocks are numbered by Anthropic across kinds (thinking, text,
+// tool_use); OpenAI numbers only tool calls, so each tool_use block gets the
+// next tool-call index when it starts, and its input_json_delta fragments go
+// out under that index as they arrive. Usage arrives in halves (input in
+// message_start, the running output in message_delta) and is sent once, on a
+// final chunk with empty choices, at message_stop.
+import type { ChunkChoice, Delta, StreamEvent, StreamTranslator } from '../../domain.js';
+import { finishReason } from './response.js';
+import { JSON_TOOL } from './tools.js';
+import { openaiUsage, readUsage, type AnthropicUsage } from './usage.js';
 
 // Shared by every call that emits nothing; frozen so that a consumer mutating it fails loudly.
 const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
 
+const chunk = (delta: Delta, finish: string | null = null): StreamEvent[] =>
+  [{ type: 'chunk', chunk: { choices: [{ index: 0, delta, finish_reason: finish } satisfies ChunkChoice] } }];
+
 export function streamTranslator(): StreamTranslator {
-  let prompt = 0;
-  let completion = 0;
+  const usage: AnthropicUsage = { input: 0, cacheRead: 0, cacheCreation: 0, output: 0 };
+  /** Anthropic block index -> the OpenAI tool-call index, or 'json' for the structured-output tool. */
+  const blocks = new Map<number, number | 'json'>();
+  let tools = 0;
+  let json = false;
+  /** The thinking text of the block under way: its signature_delta closes it, and the caller needs both to send it back. */
+  let thinking = '';
   return {
     event(name, data) {
       // Anthropic names every event after its `type`; pings carry nothing and are not parsed.
@@ -19,31 +33,49 @@ export function streamTranslator(): StreamTranslator {
       let ev: any;
       try { ev = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }]; }
       switch (ev?.type) {
-        case 'content_block_delta': {
-          const d = ev.delta;
-          return d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '' ? [{ type: 'delta', content: d.text }] : NOTHING;
-        }
-        case 'message_start': {
-          const u = ev.message?.usage;
-          if (u) { prompt = promptTokens(u); completion = Number(u.output_tokens) || 0; }
-          return [{ type: 'delta', role: 'assistant' }];
-        }
+        case 'message_start':
+          readUsage(ev.message?.usage, usage);
+          return chunk({ role: 'assistant', content: '' });
         case 'content_block_start': {
           const b = ev.content_block;
-          return b?.type === 'text' && typeof b.text === 'string' && b.text !== '' ? [{ type: 'delta', content: b.text }] : NOTHING;
+          if (b?.type === 'tool_use' && b.name === JSON_TOOL) { blocks.set(ev.index, 'json'); json = true; return NOTHING; }
+          if (b?.type === 'tool_use') {
+            const k = tools++;
+            blocks.set(ev.index, k);
+            return chunk({ tool_calls: [{ index: k, id: String(b.id), type: 'function', function: { name: String(b.name), arguments: '' } }] });
+          }
+          if (b?.type === 'text' && typeof b.text === 'string' && b.text !== '') return chunk({ content: b.text });
+          if (b?.type === 'redacted_thinking') return chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] });
+          return NOTHING;
+        }
+        case 'content_block_delta': {
+          const d = ev.delta;
+          if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') return chunk({ content: d.text });
+          if (d?.type === 'input_json_delta' && typeof d.partial_json === 'string' && d.partial_json !== '') {
+            const k = blocks.get(ev.index);
+            if (k === 'json') return chunk({ content: d.partial_json });
+            if (k !== undefined) return chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] });
+            return NOTHING;
+          }
+          if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '') {
+            thinking += d.thinking;
+            return chunk({ reasoning_content: d.thinking });
+          }
+          // The whole signed block, which a caller must send back to continue a tool loop after thinking.
+          if (d?.type === 'signature_delta' && typeof d.signature === 'string') {
+            const block = { type: 'thinking', thinking, signature: d.signature };
+            thinking = '';
+            return chunk({ thinking_blocks: [block] });
+          }
+          return NOTHING;
         }
         case 'message_delta': {
-          // output_tokens here is cumulative; input counts appear only when the server revises them.
-          const u = ev.usage;
-          if (u) {
-            if (u.output_tokens != null) completion = Number(u.output_tokens) || 0;
-            if (u.input_tokens != null) prompt = promptTokens(u);
-          }
+          readUsage(ev.usage, usage);
           const reason = ev.delta?.stop_reason;
-          return reason ? [{ type: 'delta', finish_reason: finishReason(reason) }] : NOTHING;
+          return reason ? chunk({}, finishReason(reason, json)) : NOTHING;
         }
         case 'message_stop':
-          return [{ type: 'usage', usage: usageOf(prompt, completion) }, { type: 'done' }];
+          return [{ type: 'chunk', chunk: { choices: [], usage: openaiUsage(usage) } }, { type: 'done' }];
         case 'error':
           return [{ type: 'error', message: String(ev.error?.message ?? 'Anthropic stream error.') }];
         default:

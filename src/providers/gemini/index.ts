@@ -5,14 +5,17 @@ import type { ProviderAdapter } from '../../domain.js';
 import { chatRequest, embeddingsRequest } from './request.js';
 import { chatResponse, embeddingsResponse } from './response.js';
 import { streamTranslator } from './stream.js';
-import { credentialRejected, errorMessage } from './errors.js';
+import { credentialRejected, errorDetails, errorHeaders } from './errors.js';
+import { passHeaders } from './headers.js';
 
-export const gemini: ProviderAdapter = {
+export const gemini: ProviderAdapter & Required<Pick<ProviderAdapter, 'errorHeaders'>> = {
   kind: 'gemini',
   chatRequest,
   chatResponse,
   streamTranslator,
-  errorMessage,
+  errorDetails,
+  passHeaders,
+  errorHeaders,
   credentialRejected,
   embeddingsRequest,
   embeddingsResponse,

@@ -1,17 +1,16 @@
 // OpenAI chat and embeddings bodies -> Gemini API bodies ({base_url}/models/{model}:<method>).
-// System (and "developer") messages become `systemInstruction`; "assistant" is
-// Gemini's "model" role, and consecutive turns of one role are merged because
-// Gemini expects user and model turns to alternate.
+// The chat body is assembled from one translator per concern (fields, contents,
+// tools, generation config); each refuses what it cannot carry with a 400.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { rejectUnsupported, textTurns, type TextTurn } from '../text-only-chat.js';
 import { joinUrl, type UpstreamUrl } from '../url.js';
+import { toContents } from './contents.js';
+import { checkFields } from './fields.js';
+import { generationConfig } from './generation-config.js';
+import { toolConfig, toolDeclarations } from './tools.js';
 
 /** batchEmbedContents refuses more than 100 requests in one call. */
 export const MAX_EMBED_BATCH = 100;
-
-type Part = { text: string };
-interface Content { role: 'user' | 'model'; parts: Part[] }
 
 /** `models/{id}`, unless the configured id already names its collection (e.g. `tunedModels/…`). */
 export function modelName(model: string): string {
@@ -28,27 +27,19 @@ function headers(target: UpstreamTarget): Record<string, string> {
   return h;
 }
 
-function toContents(turns: TextTurn[]): Content[] {
-  return turns.map(({ role, texts }): Content => ({ role: role === 'assistant' ? 'model' : 'user', parts: texts.map((text) => ({ text })) }));
-}
-
+/** Always translates `req.messages` (after DLP), never the caller's own `raw.messages`. */
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
-  // Tuning knobs without a safe Gemini equivalent (penalties, logit_bias, user) are dropped, not refused.
-  rejectUnsupported(req.raw, 'Gemini', ['text', 'json_object']);
-  const { system, turns } = textTurns(req, 'Gemini');
-  const contents = toContents(turns);
-  const config: Record<string, unknown> = {};
-  if (req.temperature !== undefined) config.temperature = req.temperature;
-  if (req.top_p !== undefined) config.topP = req.top_p;
-  const maxTokens = req.max_tokens ?? (req.raw.max_completion_tokens as number | undefined);
-  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
-  if (req.stop !== undefined) config.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
-  if (req.seed !== undefined) config.seed = req.seed;
-  if ((req.raw.response_format as { type?: unknown } | undefined)?.type === 'json_object') config.responseMimeType = 'application/json';
+  checkFields(req.raw);
+  const { systemInstruction, contents } = toContents(req.messages);
+  const tools = toolDeclarations(req.raw);
+  const toolConf = toolConfig(req.raw, tools);
+  const config = generationConfig(req);
 
   const body: Record<string, unknown> = { contents };
-  if (system.length > 0) body.systemInstruction = { parts: system.map((text): Part => ({ text })) };
-  if (Object.keys(config).length > 0) body.generationConfig = config;
+  if (systemInstruction) body.systemInstruction = systemInstruction;
+  if (tools) body.tools = tools;
+  if (toolConf) body.toolConfig = toolConf;
+  if (config) body.generationConfig = config;
   // Without alt=sse Gemini streams one JSON array, which no SSE parser reads.
   const method = req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
   return { url: url(target, method), method: 'POST', headers: headers(target), body: JSON.stringify(body) };

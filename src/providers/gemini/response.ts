@@ -1,55 +1,47 @@
-// Gemini GenerateContentResponse and embedding answers -> ChatResult / EmbeddingsResult.
-import type { ChatResult, EmbeddingsResult, Usage } from '../../domain.js';
+// Gemini GenerateContentResponse and embedding answers -> ChatCompletion / EmbeddingsResult.
+import type { ChatCompletion, Choice, EmbeddingsResult } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
+import { readUsage } from './usage.js';
 
-
-const FINISH: Record<string, string> = {
-  STOP: 'stop',
-  MAX_TOKENS: 'length',
-  SAFETY: 'content_filter',
-  RECITATION: 'content_filter',
-  BLOCKLIST: 'content_filter',
-  PROHIBITED_CONTENT: 'content_filter',
-  SPII: 'content_filter',
-  IMAGE_SAFETY: 'content_filter',
-};
-
-/** Gemini finishReason -> OpenAI finish_reason; OTHER, LANGUAGE and unknown reasons read as a normal stop. */
-export function finishReason(reason: unknown): string {
-  return (typeof reason === 'string' && FINISH[reason]) || 'stop';
+function choice(candidate: Record<string, any>, position: number, responseId: unknown): Choice {
+  const index = typeof candidate.index === 'number' ? candidate.index : position;
+  const { text, reasoning, calls } = readParts(candidate);
+  const toolCalls = calls.map((p, k) => toolCall(p, toolCallId(p, responseId, index, k)));
+  // OpenAI leaves content null beside tool calls, and a string otherwise.
+  const message: Choice['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return { index, message, finish_reason: finishReason(candidate.finishReason, toolCalls.length > 0) };
 }
 
-/**
- * Thinking models bill `thoughtsTokenCount` as output apart from the
- * candidates; OpenAI counts reasoning inside completion_tokens, so it is added.
- */
-export function readUsage(u: unknown): Usage {
-  if (!isObj(u)) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  const prompt = Number(u.promptTokenCount) || 0;
-  const completion = (Number(u.candidatesTokenCount) || 0) + (Number(u.thoughtsTokenCount) || 0);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(u.totalTokenCount) || prompt + completion };
-}
-
-/** Concatenated text parts of the first candidate; thought summaries are not answer text. */
-export function candidateText(candidate: Record<string, any>): string {
-  const parts = candidate.content?.parts;
-  let text = '';
-  if (Array.isArray(parts)) for (const p of parts) if (typeof p?.text === 'string' && p.thought !== true) text += p.text;
-  return text;
-}
-
-export function chatResponse(body: unknown): ChatResult {
+/** One choice per candidate; a prompt Gemini blocked has no candidate and reads as one empty, filtered choice, as OpenAI reports it. */
+export function chatResponse(body: unknown): ChatCompletion {
   if (!isObj(body)) throw new GatewayError('upstream_error', 'The upstream returned no candidates.');
-  const candidate = Array.isArray(body.candidates) ? body.candidates[0] : undefined;
-  // A blocked prompt has feedback and no candidate: an empty, filtered answer, as OpenAI reports it.
-  if (!isObj(candidate)) {
-    if (isObj(body.promptFeedback) && body.promptFeedback.blockReason) {
-      return { content: '', finish_reason: 'content_filter', usage: readUsage(body.usageMetadata) };
-    }
+  const candidates: unknown[] = Array.isArray(body.candidates) ? body.candidates : [];
+  let choices: Choice[];
+  if (candidates.length > 0) {
+    choices = candidates.map((c, i) => {
+      if (!isObj(c)) throw new GatewayError('upstream_error', 'The upstream returned a malformed candidate.');
+      return choice(c, i, body.responseId);
+    });
+  } else if (isObj(body.promptFeedback) && body.promptFeedback.blockReason) {
+    choices = [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }];
+  } else {
     throw new GatewayError('upstream_error', 'The upstream returned no candidates.');
   }
-  return { content: candidateText(candidate), finish_reason: finishReason(candidate.finishReason), usage: readUsage(body.usageMetadata) };
+  const completion: ChatCompletion = {
+    id: typeof body.responseId === 'string' ? `chatcmpl-${body.responseId}` : undefined,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof body.modelVersion === 'string' ? body.modelVersion : undefined,
+    choices,
+    usage: readUsage(body.usageMetadata),
+  };
+  if (completion.id === undefined) delete completion.id;
+  if (completion.model === undefined) delete completion.model;
+  return completion;
 }
 
 /**

@@ -1,12 +1,17 @@
-// Gemini streamGenerateContent?alt=sse chunks -> normalised stream events.
+// Gemini streamGenerateContent?alt=sse chunks -> OpenAI chat.completion.chunk events.
 //
-// Every chunk is a whole GenerateContentResponse and there is no terminator
-// event: the chunk carrying `finishReason` is the last one, so it closes the
-// stream with usage and `done`. A stream that ends without `done` was cut
-// short. Gemini reports a failure mid-stream as a chunk holding
+// Every chunk is a whole GenerateContentResponse holding one or more
+// candidates, and there is no terminator event: a candidate is over at the
+// chunk carrying its `finishReason`, and the stream once every candidate seen
+// is over; that chunk is followed by the usage chunk and `done`. A stream that
+// ends without `done` was cut short. Gemini sends each function call whole, so
+// a call is one tool_calls delta. A failure mid-stream is a chunk holding
 // `{error: {code, message, status}}`.
-import type { StreamEvent, StreamTranslator } from '../../domain.js';
-import { candidateText, finishReason, readUsage } from './response.js';
+import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
+import { GatewayError } from '../../errors.js';
+import { isObj } from '../json-shape.js';
+import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
+import { readUsage } from './usage.js';
 
 // Shared by every call that emits nothing; frozen so that a consumer mutating it fails loudly.
 const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
@@ -18,14 +23,20 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
  * undefined when the chunk needs a full parse. JSON.parse of a whole chunk
  * (usage, model version, ids) costs about 2 µs, the translator's whole budget.
  *
- * The fast path takes only a chunk whose one part is `{"text": "…"}` and that
- * has no `finishReason`. Keys are matched with a quote, which answer text
- * cannot produce: inside a JSON string every quote is escaped. Error and
+ * The fast path takes only a chunk of candidate 0 alone whose one part is
+ * `{"text": "…"}` (no thought, no signature) and that has no `finishReason`.
+ * Keys are matched with a quote, which answer text cannot produce: inside a
+ * JSON string every quote is escaped. Error and
  * blocked-prompt chunks have no text part, so they always take the full parse.
  */
 export function midStreamText(data: string): string | undefined {
   const key = data.indexOf('"text"');
   if (key < 0 || data.indexOf('finishReason"') >= 0) return undefined;
+  // One candidate (one `content` key), candidate 0, and no call whose arguments could hold a `{"text": …}` of their own.
+  const content = data.indexOf('"content"');
+  if (content < 0 || content !== data.lastIndexOf('"content"') || data.indexOf('"functionCall"') >= 0) return undefined;
+  const index = data.indexOf('"index"');
+  if (index >= 0 && !/^"index"\s*:\s*0\s*[,}]/.test(data.slice(index, index + 16))) return undefined;
   let i = key - 1;
   while (isSpace(data.charCodeAt(i))) i--;
   if (data.charCodeAt(i) !== 123 /* { */) return undefined;
@@ -51,46 +62,101 @@ export function midStreamText(data: string): string | undefined {
 }
 
 /** Fast-path chunks were never parsed whole, so one may not be valid JSON: then usage is unknown, not an exception. */
-function earlierUsage(data: string | undefined): unknown {
+function parsedUsage(data: string | undefined): unknown {
   try { return data === undefined ? undefined : JSON.parse(data).usageMetadata; } catch { return undefined; }
 }
 
-export function streamTranslator(): StreamTranslator {
-  // usageMetadata is repeated, cumulative, on chunks: the latest raw copy is kept and parsed once, at the end.
-  let usageChunk: string | undefined;
-  let started = false;
+interface CandidateState { started: boolean; calls: number; finished: boolean }
 
-  function delta(text: string): StreamEvent[] {
-    if (started) return text === '' ? NOTHING : [{ type: 'delta', content: text }];
-    // OpenAI streams announce the role once, on the first chunk.
-    started = true;
-    return text === '' ? [{ type: 'delta', role: 'assistant' }] : [{ type: 'delta', role: 'assistant', content: text }];
+export function streamTranslator(): StreamTranslator {
+  // usageMetadata is repeated, cumulative, on chunks: the latest copy is kept (raw from the fast path, parsed otherwise) and read once, at the end.
+  let usageRaw: string | undefined;
+  let usage: unknown;
+  const candidates = new Map<number, CandidateState>();
+  /** Usage and done went out: anything after them (a stray trailing chunk) would repeat them. */
+  let closed = false;
+
+  function state(index: number): CandidateState {
+    let s = candidates.get(index);
+    if (!s) { s = { started: false, calls: 0, finished: false }; candidates.set(index, s); }
+    return s;
+  }
+
+  const one = (choice: ChunkChoice): StreamEvent => ({ type: 'chunk', chunk: { choices: [choice] } });
+
+  /** The delta chunk for `index`, announcing the role on the candidate's first; undefined when there is nothing to say. */
+  function deltaFor(index: number, delta: Delta): StreamEvent | undefined {
+    const s = state(index);
+    if (!s.started) { s.started = true; return one({ index, delta: { role: 'assistant', ...delta }, finish_reason: null }); }
+    if (delta.content === undefined && delta.reasoning_content === undefined && delta.tool_calls === undefined) return undefined;
+    return one({ index, delta, finish_reason: null });
+  }
+
+  function candidateEvents(c: Record<string, any>, position: number, responseId: unknown, out: StreamEvent[]): void {
+    const index = typeof c.index === 'number' ? c.index : position;
+    const s = state(index);
+    const { text, reasoning, calls } = readParts(c);
+    const delta: Delta = {};
+    if (reasoning) delta.reasoning_content = reasoning;
+    if (text) delta.content = text;
+    if (calls.length > 0) {
+      delta.tool_calls = calls.map((p): ToolCallDelta => {
+        const k = s.calls++;
+        return { index: k, ...toolCall(p, toolCallId(p, responseId, index, k)) };
+      });
+    }
+    const ev = deltaFor(index, delta);
+    if (ev) out.push(ev);
+    if (c.finishReason) {
+      s.finished = true;
+      out.push(one({ index, delta: {}, finish_reason: finishReason(c.finishReason, s.calls > 0) }));
+    }
+  }
+
+  function ending(out: StreamEvent[]): StreamEvent[] {
+    for (const s of candidates.values()) if (!s.finished) return out;
+    const u = readUsage(usageRaw !== undefined ? parsedUsage(usageRaw) : usage);
+    const tail: ChatChunk = { choices: [], usage: u };
+    out.push({ type: 'chunk', chunk: tail }, { type: 'done' });
+    closed = true;
+    return out;
   }
 
   return {
     event(_name, data) {
+      if (closed) return NOTHING;
       const fast = midStreamText(data);
       if (fast !== undefined) {
-        if (data.indexOf('usageMetadata"') >= 0) usageChunk = data;
-        return delta(fast);
+        if (data.indexOf('usageMetadata"') >= 0) usageRaw = data;
+        const ev = deltaFor(0, fast === '' ? {} : { content: fast });
+        return ev ? [ev] : NOTHING;
       }
-      let chunk: any;
+      let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
-      if (chunk?.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Gemini stream error.') }];
-      if (chunk?.usageMetadata) usageChunk = data;
-      const candidate = chunk?.candidates?.[0];
-      let reason: string | undefined;
-      if (candidate) {
-        if (candidate.finishReason) reason = finishReason(candidate.finishReason);
-      } else if (chunk?.promptFeedback?.blockReason) {
-        reason = 'content_filter';
-      } else {
-        return NOTHING;
+      if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
+      if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Gemini stream error.') }];
+      if (chunk.usageMetadata) { usage = chunk.usageMetadata; usageRaw = undefined; }
+      const out: StreamEvent[] = [];
+      if (Array.isArray(chunk.candidates) && chunk.candidates.length > 0) {
+        try {
+          chunk.candidates.forEach((c: unknown, i: number) => {
+            if (!isObj(c)) throw new GatewayError('upstream_error', 'The upstream sent a malformed candidate.');
+            candidateEvents(c, i, chunk.responseId, out);
+          });
+        } catch (err) {
+          return [...out, { type: 'error', message: err instanceof Error ? err.message : String(err) }];
+        }
+        return ending(out);
       }
-      const out = delta(candidate ? candidateText(candidate) : '');
-      if (reason === undefined) return out;
-      const usage = usageChunk === data ? chunk.usageMetadata : earlierUsage(usageChunk);
-      return [...out, { type: 'delta', finish_reason: reason }, { type: 'usage', usage: readUsage(usage) }, { type: 'done' }];
+      if (isObj(chunk.promptFeedback) && chunk.promptFeedback.blockReason) {
+        // A blocked prompt: no candidate will come. One empty, filtered choice, as OpenAI reports it.
+        const ev = deltaFor(0, {});
+        if (ev) out.push(ev);
+        state(0).finished = true;
+        out.push(one({ index: 0, delta: {}, finish_reason: 'content_filter' }));
+        return ending(out);
+      }
+      return NOTHING;
     },
   };
 }

@@ -3,14 +3,16 @@ import type { ProviderAdapter } from '../../domain.js';
 import { chatRequest, embeddingsRequest } from './request.js';
 import { chatResponse, embeddingsResponse } from './response.js';
 import { streamTranslator } from './stream.js';
-import { errorMessage } from './errors.js';
+import { errorDetails } from './errors.js';
+import { passHeaders } from './headers.js';
 
 export const openaiCompatible: ProviderAdapter = {
   kind: 'openai',
   chatRequest,
   chatResponse,
   streamTranslator,
-  errorMessage,
+  errorDetails,
+  passHeaders,
   embeddingsRequest,
   embeddingsResponse,
 };

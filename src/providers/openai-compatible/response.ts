@@ -1,8 +1,8 @@
-import type { ChatResult, EmbeddingsResult, Usage } from '../../domain.js';
+import type { ChatCompletion, EmbeddingsResult, Usage } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
 
-
+/** The three counts, read defensively; used where the gateway computes from usage (cost, embeddings). */
 export function readUsage(u: unknown): Usage {
   if (!isObj(u)) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   const prompt = Number(u.prompt_tokens) || 0;
@@ -10,15 +10,16 @@ export function readUsage(u: unknown): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(u.total_tokens) || prompt + completion };
 }
 
-export function chatResponse(body: unknown): ChatResult {
-  const choice = isObj(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
-  if (!isObj(choice) || !isObj(choice.message)) throw new GatewayError('upstream_error', 'The upstream returned no choices.');
-  const content = choice.message.content;
-  return {
-    content: typeof content === 'string' ? content : '',
-    finish_reason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
-    usage: readUsage((body as Record<string, unknown>).usage),
-  };
+/**
+ * The upstream's completion is already the gateway's model: it is returned as
+ * parsed, every field kept, after checking the shape the pipeline reads.
+ */
+export function chatResponse(body: unknown): ChatCompletion {
+  if (!isObj(body) || !Array.isArray(body.choices)) throw new GatewayError('upstream_error', 'The upstream returned no choices.');
+  for (const c of body.choices) {
+    if (!isObj(c) || !isObj(c.message)) throw new GatewayError('upstream_error', 'The upstream returned a choice without a message.');
+  }
+  return body as ChatCompletion;
 }
 
 export function embeddingsResponse(body: unknown): EmbeddingsResult {

@@ -1,26 +1,74 @@
-// OpenAI chat.completion.chunk lines into the gateway's normalised stream events.
-import type { StreamEvent, StreamTranslator } from '../../domain.js';
-import { readUsage } from './response.js';
+// OpenAI chat.completion.chunk lines: already the gateway's model, so the
+// pipeline forwards each as the upstream's own text with only id and model
+// replaced. Most chunks carry nothing but a delta behind the same head (id,
+// object, created, model, fingerprint...) as the stream's first; such a chunk
+// is not parsed here at all (JSON.parse was a tenth of the stream path's CPU):
+// it is handed on as `plain`, parsed later only if policy or the payload
+// archive reads it. Chunks that may finish a choice, carry usage or an error,
+// or whose head differs, are always parsed.
+import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator } from '../../domain.js';
+import { isObj } from '../json-shape.js';
+
+/** A chunk whose object is parsed on first read. */
+class PlainChunk {
+  readonly type = 'chunk' as const;
+  private parsed: ChatChunk | undefined;
+  constructor(readonly raw: string, readonly plain: PlainHead) {}
+  get chunk(): ChatChunk {
+    this.parsed ??= JSON.parse(this.raw) as ChatChunk;
+    return this.parsed;
+  }
+}
+
+const CHOICES = '"choices":[';
+const FINISH = '"finish_reason":';
+const USAGE = '"usage":';
+const N = 110; // 'n' of null
+
+/** The head of a parsed chunk's text, when it is compact and holds id and model before the choices. */
+function headOf(data: string, id: string, model: string): PlainHead | undefined {
+  const at = data.indexOf(CHOICES);
+  if (at < 0) return undefined;
+  const prefix = data.slice(0, at + CHOICES.length);
+  if (!prefix.startsWith(`{"id":${JSON.stringify(id)}`) || !prefix.includes(`"model":${JSON.stringify(model)}`)) return undefined;
+  return { prefix, id, model };
+}
+
+/**
+ * Whether `data` can be forwarded unparsed: it starts with the stream's head
+ * (compared by slicing, which V8 does far faster than startsWith), every
+ * choice's finish reason is null, and usage is absent or null. Inside a JSON
+ * string every quote is escaped, so a quoted key found in the text is a key.
+ */
+function isPlain(data: string, head: PlainHead): boolean {
+  const L = head.prefix.length;
+  if (data.length <= L || data.slice(0, L) !== head.prefix) return false;
+  let at = data.indexOf(FINISH, L);
+  if (at < 0) return false;
+  while (at >= 0) {
+    if (data.charCodeAt(at + FINISH.length) !== N) return false;
+    at = data.indexOf(FINISH, at + FINISH.length);
+  }
+  const usage = data.indexOf(USAGE, L);
+  return usage < 0 || data.charCodeAt(usage + USAGE.length) === N;
+}
 
 export function streamTranslator(): StreamTranslator {
+  let head: PlainHead | undefined;
   return {
-    event(_name, data) {
+    event(_name, data): StreamEvent[] {
       if (data === '[DONE]') return [{ type: 'done' }];
-      let chunk: any;
+      if (head && isPlain(data, head)) return [new PlainChunk(data, head)];
+      let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
-      if (chunk?.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Upstream stream error.') }];
-      const out: StreamEvent[] = [];
-      const choice = Array.isArray(chunk?.choices) ? chunk.choices[0] : undefined;
-      if (choice) {
-        const delta = choice.delta ?? {};
-        const ev: { type: 'delta'; content?: string; role?: string; finish_reason?: string } = { type: 'delta' };
-        if (typeof delta.role === 'string') ev.role = delta.role;
-        if (typeof delta.content === 'string' && delta.content !== '') ev.content = delta.content;
-        if (typeof choice.finish_reason === 'string') ev.finish_reason = choice.finish_reason;
-        if (ev.role !== undefined || ev.content !== undefined || ev.finish_reason !== undefined) out.push(ev);
+      if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
+      if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Upstream stream error.') }];
+      if (typeof chunk.id === 'string' && typeof chunk.model === 'string' && Array.isArray(chunk.choices)) {
+        head = headOf(data, chunk.id, chunk.model) ?? head;
       }
-      if (chunk?.usage) out.push({ type: 'usage', usage: readUsage(chunk.usage) });
-      return out;
+      // A chunk without choices (a bare usage chunk from some servers) is still passed on.
+      if (!Array.isArray(chunk.choices)) chunk.choices = [];
+      return [{ type: 'chunk', chunk: chunk as ChatChunk, raw: data }];
     },
   };
 }

@@ -1,0 +1,159 @@
+// Chunked moderation over whole chunks. Every text a caller will read has its
+// own moderator window: each choice's content, its refusal, and the arguments
+// of each of its tool calls (n > 1 interleaves choices, and parallel tool
+// calls interleave arguments, so one shared window would see text that is
+// never contiguous for the reader). A chunk goes out carrying only what its
+// windows released; a choice's finish reason releases the rest of that
+// choice's windows into the same chunk.
+import type { ChatChunk, ChunkChoice, Delta, ToolCallDelta } from '../domain.js';
+import type { ChunkedModerator } from '../policy/types.js';
+
+export type ChunkModeration =
+  | { blocked: true; category: string }
+  /** `chunk` is undefined when nothing in it may be sent yet; `changed` when it is not the upstream's chunk as is. */
+  | { blocked: false; chunk: ChatChunk | undefined; changed: boolean };
+
+type Channel = 'content' | 'refusal' | number;
+
+class Blocked { constructor(readonly category: string) {} }
+
+export class ChunkedOutput {
+  /** Windows by choice index, then by channel (a number is a tool call index). */
+  private readonly windows = new Map<number, Map<Channel, ChunkedModerator>>();
+
+  constructor(private readonly open: () => ChunkedModerator) {}
+
+  push(chunk: ChatChunk): ChunkModeration {
+    let changed = false;
+    const choices: ChunkChoice[] = [];
+    try {
+      for (const c of chunk.choices) {
+        const delta = this.clearDelta(c);
+        if (delta !== c.delta) changed = true;
+        const out = delta === c.delta ? c : { ...c, delta };
+        if (isEmpty(out)) { changed = true; continue; }
+        choices.push(out);
+      }
+    } catch (err) {
+      if (err instanceof Blocked) return { blocked: true, category: err.category };
+      throw err;
+    }
+    if (!changed) return { blocked: false, chunk, changed: false };
+    if (choices.length === 0 && chunk.choices.length > 0 && !chunk.usage) return { blocked: false, chunk: undefined, changed: true };
+    return { blocked: false, chunk: { ...chunk, choices }, changed: true };
+  }
+
+  private window(choice: number, channel: Channel): ChunkedModerator {
+    let byChannel = this.windows.get(choice);
+    if (!byChannel) this.windows.set(choice, (byChannel = new Map()));
+    let w = byChannel.get(channel);
+    if (!w) byChannel.set(channel, (w = this.open()));
+    return w;
+  }
+
+  private step(choice: number, channel: Channel, text: string): string {
+    const s = this.window(choice, channel).push(text);
+    if (s.blocked) throw new Blocked(s.category);
+    return s.release;
+  }
+
+  /** The delta with every text replaced by what its window released; the same object when nothing changed. */
+  private clearDelta(c: ChunkChoice): Delta {
+    const d = c.delta ?? {};
+    let out: Delta | undefined;
+    for (const key of ['content', 'refusal'] as const) {
+      const text = d[key];
+      if (typeof text !== 'string' || text === '') continue;
+      const released = this.step(c.index, key, text);
+      if (released !== text) (out ??= { ...d })[key] = released;
+    }
+    if (Array.isArray(d.tool_calls)) {
+      let calls: ToolCallDelta[] | undefined;
+      d.tool_calls.forEach((t, i) => {
+        const args = t.function?.arguments;
+        if (typeof args !== 'string' || args === '') return;
+        const released = this.step(c.index, t.index, args);
+        if (released !== args) (calls ??= d.tool_calls!.slice())[i] = { ...t, function: { ...t.function, arguments: released } };
+      });
+      if (calls) (out ??= { ...d }).tool_calls = calls;
+    }
+    if (c.finish_reason) out = this.finishChoice(c.index, out ?? d, d);
+    return out ?? d;
+  }
+
+  /** At a choice's finish reason: its windows release what they held, into this chunk. */
+  private finishChoice(index: number, delta: Delta, original: Delta): Delta {
+    const byChannel = this.windows.get(index);
+    if (!byChannel) return delta;
+    let out = delta === original ? { ...delta } : delta;
+    let changed = false;
+    for (const [channel, w] of byChannel) {
+      const s = w.finish();
+      if (s.blocked) throw new Blocked(s.category);
+      if (!s.release) continue;
+      changed = true;
+      if (channel === 'content' || channel === 'refusal') {
+        out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + s.release;
+      } else {
+        const calls = (out.tool_calls ?? []).slice();
+        const at = calls.findIndex((t) => t.index === channel);
+        if (at < 0) calls.push({ index: channel, function: { arguments: s.release } });
+        else calls[at] = { ...calls[at]!, function: { ...calls[at]!.function, arguments: (calls[at]!.function?.arguments ?? '') + s.release } };
+        out = { ...out, tool_calls: calls };
+      }
+    }
+    this.windows.delete(index);
+    return changed ? out : delta;
+  }
+}
+
+/** Nothing a reader would see: no role, no text, no tool call, no finish, no logprobs. */
+function isEmpty(c: ChunkChoice): boolean {
+  if (c.finish_reason || c.logprobs) return false;
+  for (const k in c.delta) {
+    const v = c.delta[k];
+    if (k === 'content' || k === 'refusal' ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
+  }
+  return true;
+}
+
+/** UTF-8 bytes of output text in a chunk: what a reader has been shown (the trace's disclosed_bytes). */
+export function disclosedBytes(chunk: ChatChunk): number {
+  let n = 0;
+  for (const c of chunk.choices) {
+    const d = c.delta;
+    if (!d) continue;
+    if (typeof d.content === 'string') n += Buffer.byteLength(d.content);
+    if (typeof d.refusal === 'string') n += Buffer.byteLength(d.refusal);
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
+  }
+  return n;
+}
+
+const TEXT_KEYS = ['"content":"', '"refusal":"', '"arguments":"'];
+
+/**
+ * The same count for a chunk that was never parsed, read off its JSON text
+ * from `from` on: every content, refusal and arguments string. A string with no
+ * escape is its own UTF-8 bytes; one with escapes is decoded alone, which is
+ * still far cheaper than parsing the chunk. Nothing is kept, so a stream of any
+ * length costs the same memory.
+ */
+export function rawOutputBytes(raw: string, from: number): number {
+  let n = 0;
+  for (const key of TEXT_KEYS) {
+    for (let at = raw.indexOf(key, from); at >= 0; at = raw.indexOf(key, at + key.length)) {
+      const start = at + key.length;
+      let end = start;
+      let escaped = false;
+      while (end < raw.length) {
+        const c = raw.charCodeAt(end);
+        if (c === 34 /* " */) break;
+        if (c === 92 /* \ */) { escaped = true; end += 2; } else end++;
+      }
+      n += escaped ? Buffer.byteLength(JSON.parse(raw.slice(start - 1, end + 1)) as string) : Buffer.byteLength(raw.slice(start, end));
+      at = end;
+    }
+  }
+  return n;
+}

@@ -1,0 +1,68 @@
+// The output side of a stream (chat completions and Responses): lines of one
+// upstream read are collected and written at once, with backpressure; status
+// and headers go out with the first write, so a failure before it is still a
+// JSON error. Keeps the trace's stream fields (ttfb_ms, stream_aborted,
+// disclosed_bytes) exact.
+import type { PassHeaders } from '../domain.js';
+import type { GatewayResponse, HeaderList } from '../http/types.js';
+import type { RequestContext } from './request-context.js';
+
+const SSE_HEADERS: HeaderList = [
+  ['content-type', 'text/event-stream; charset=utf-8'],
+  ['cache-control', 'no-cache'],
+  // Reverse proxies such as nginx would otherwise buffer the stream and destroy TTFB.
+  ['x-accel-buffering', 'no'],
+];
+
+export class SseOut {
+  private pending = '';
+  /** UTF-8 bytes of model output sent (or going out with `pending`). */
+  private disclosed = 0;
+
+  constructor(private readonly res: GatewayResponse, private readonly ctx: RequestContext, private readonly passHeaders: PassHeaders) {}
+
+  get hasOutput(): boolean { return this.disclosed > 0; }
+  get started(): boolean { return this.res.started || this.pending !== ''; }
+
+  add(text: string, outputBytes = 0): void {
+    this.pending += text;
+    this.disclosed += outputBytes;
+  }
+
+
+
+  private begin(): void {
+    if (this.res.started) return;
+    this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId], ...this.passHeaders]);
+    this.ctx.trace.status_code = 200;
+    this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
+  }
+
+  async flush(): Promise<void> {
+    if (!this.pending) return;
+    this.begin();
+    const wait = this.res.write(this.pending);
+    this.pending = '';
+    if (wait) await wait;
+  }
+
+  end(last = ''): void {
+    this.begin();
+    this.res.endStream(this.pending + last);
+    this.pending = '';
+  }
+
+  /** Ends a stream cut short with `last` (the failure events). */
+  abort(code: string, last: string): void {
+    this.ctx.trace.stream_aborted = true;
+    this.ctx.trace.error_code = code;
+    this.ctx.trace.disclosed_bytes = this.disclosed;
+    this.end(last);
+  }
+
+  clientLeft(): void {
+    this.ctx.trace.stream_aborted = true;
+    this.ctx.trace.error_code = 'client_closed';
+    this.ctx.trace.disclosed_bytes = this.disclosed;
+  }
+}

@@ -1,0 +1,102 @@
+// OpenAI messages -> Gemini `systemInstruction` and `contents`.
+//
+// System and developer messages become `systemInstruction`; "assistant" is
+// Gemini's "model" role; a tool result is a `functionResponse` part in a user
+// turn, named after the call it answers. Gemini wants user and model turns to
+// alternate, so consecutive turns of one role are merged (several tool results
+// in a row become one turn, as Gemini expects parallel answers).
+import type { ChatMessage } from '../../domain.js';
+import { GatewayError } from '../../errors.js';
+import { isObj } from '../json-shape.js';
+import { contentBlocks } from '../message-content.js';
+import { mediaPart } from './media.js';
+
+type Json = Record<string, any>;
+export interface Content { role: 'user' | 'model'; parts: Json[] }
+
+const refuse = (param: string, message: string): never => {
+  throw new GatewayError('invalid_request', message, { param });
+};
+
+/**
+ * Message fields with no Gemini counterpart that change nothing Gemini could
+ * honour: `name` (Gemini turns have no speaker names) and an earlier turn's
+ * `reasoning_content` (Gemini resumes its reasoning from thought signatures,
+ * not from the text). Any other unknown field is refused.
+ */
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content']);
+
+function parts(m: ChatMessage, i: number, allowMedia: boolean): Json[] {
+  return contentBlocks(m, i, 'Gemini', (text) => ({ text }), allowMedia ? mediaPart : undefined);
+}
+
+function functionCalls(m: ChatMessage, i: number, names: Map<string, string>): Json[] {
+  if (m.tool_calls == null) return [];
+  if (!Array.isArray(m.tool_calls)) return refuse(`messages.${i}.tool_calls`, `messages.${i}.tool_calls must be an array.`);
+  return m.tool_calls.map((call, j) => {
+    const at = `messages.${i}.tool_calls.${j}`;
+    if (!isObj(call) || call.type !== 'function' || !isObj(call.function) || typeof call.function.name !== 'string') {
+      return refuse(at, `${at} must be a function call with a name.`);
+    }
+    let args: unknown;
+    try { args = JSON.parse(call.function.arguments || '{}'); } catch { args = undefined; }
+    // Gemini's args are a JSON object (a protobuf Struct); a string or array has nowhere to go.
+    if (!isObj(args) || Array.isArray(args)) refuse(`${at}.function.arguments`, `${at}.function.arguments must be a JSON object.`);
+    if (typeof call.id === 'string') names.set(call.id, call.function.name);
+    const part: Json = { functionCall: { name: call.function.name, args } };
+    // Google's OpenAI-compatible endpoint carries the signature here; without it Gemini loses its reasoning state.
+    const signature = (call.extra_content as Json | undefined)?.google?.thought_signature;
+    if (typeof signature === 'string') part.thoughtSignature = signature;
+    return part;
+  });
+}
+
+function functionResponse(m: ChatMessage, i: number, names: Map<string, string>): Json {
+  const name = typeof m.tool_call_id === 'string' ? names.get(m.tool_call_id) : undefined;
+  if (name === undefined) {
+    refuse(`messages.${i}.tool_call_id`, `messages.${i}.tool_call_id matches no tool call of an earlier assistant message.`);
+  }
+  const text = parts(m, i, false).map((p) => p.text).join('');
+  let response: unknown;
+  try { response = JSON.parse(text); } catch { response = undefined; }
+  // A JSON object result is given as is; anything else (plain text, arrays, numbers) is wrapped, as Gemini wants an object.
+  if (!isObj(response) || Array.isArray(response)) response = { content: text };
+  return { functionResponse: { name, response } };
+}
+
+export function toContents(messages: ChatMessage[]): { systemInstruction?: Json; contents: Content[] } {
+  const system: Json[] = [];
+  const contents: Content[] = [];
+  /** tool_call_id -> function name, from the assistant turns seen so far. */
+  const names = new Map<string, string>();
+  messages.forEach((m, i) => {
+    for (const key of Object.keys(m)) {
+      if (!MESSAGE_KEYS.has(key) && m[key] != null) refuse(`messages.${i}.${key}`, `messages.${i}.${key} is not supported for Gemini models.`);
+    }
+    let role: Content['role'];
+    let turn: Json[];
+    switch (m.role) {
+      case 'system': case 'developer':
+        system.push(...parts(m, i, false));
+        return;
+      case 'user':
+        role = 'user'; turn = parts(m, i, true);
+        break;
+      case 'assistant':
+        role = 'model'; turn = [...parts(m, i, false), ...functionCalls(m, i, names)];
+        if (turn.length === 0 && typeof m.refusal === 'string' && m.refusal) turn = [{ text: m.refusal }];
+        break;
+      case 'tool':
+        role = 'user'; turn = [functionResponse(m, i, names)];
+        break;
+      default:
+        return refuse(`messages.${i}.role`, `Messages with role ${JSON.stringify(m.role)} are not supported for Gemini models.`);
+    }
+    if (turn.length === 0) return;
+    const last = contents[contents.length - 1];
+    if (last && last.role === role) last.parts.push(...turn);
+    else contents.push({ role, parts: turn });
+  });
+  if (contents.length === 0) refuse('messages', 'At least one user or assistant message with content is required.');
+  return system.length > 0 ? { systemInstruction: { parts: system }, contents } : { contents };
+}

@@ -1,0 +1,32 @@
+// OpenAI's own Responses API, for providers configured with responses_api:
+// the caller's body goes to POST {base}/responses with only the model (and the
+// DLP'd input) replaced, and its typed SSE events come back as they were sent.
+import type { ProviderAdapter, StreamEvent, StreamTranslator, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import { joinUrl } from '../url.js';
+import { isObj } from '../json-shape.js';
+import { openaiCompatible } from './index.js';
+
+export function responsesRequest(target: UpstreamTarget, body: Record<string, unknown>): UpstreamRequest {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  return { url: joinUrl(target.baseUrl, 'responses'), method: 'POST', headers, body: JSON.stringify({ ...body, model: target.model }) };
+}
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** Each event parsed once and handed on with its own text; a terminal event (or `error`) ends the stream. */
+function responsesStreamTranslator(): StreamTranslator {
+  return {
+    event(name, data): StreamEvent[] {
+      let parsed: unknown;
+      try { parsed = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }]; }
+      if (!isObj(parsed)) return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }];
+      const type = typeof parsed.type === 'string' ? parsed.type : name ?? '';
+      const ev: StreamEvent = { type: 'event', name: type, data: parsed, raw: data };
+      return TERMINAL.has(type) || type === 'error' ? [ev, { type: 'done' }] : [ev];
+    },
+  };
+}
+
+/** The OpenAI-compatible adapter with the Responses stream translator: errors and rate-limit headers read the same. */
+export const openaiResponses: ProviderAdapter = { ...openaiCompatible, streamTranslator: responsesStreamTranslator };

@@ -1,0 +1,197 @@
+// Policy over the whole chat surface, not only message content: DLP over tool
+// calls, tool results and names; moderation, buffered and chunked, over tool
+// call arguments, refusals and every choice of n > 1.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import type { Transcript } from './mocks/mock-server.js';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+const moderation = (mode: 'buffered' | 'chunked') => ({ mode, rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb'] }] });
+
+const base = { id: 'chatcmpl-up', object: 'chat.completion', created: 1_700_000_000, model: 'up-model' };
+const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+
+/** A JSON completion whose choices hold `messages`. */
+const completion = (...messages: object[]): Transcript => ({
+  json: { ...base, choices: messages.map((message, index) => ({ index, message: { role: 'assistant', content: null, ...message }, finish_reason: 'stop' })), usage },
+});
+
+/** A stream of one tool call whose arguments arrive in `fragments`. */
+function toolCallStream(fragments: string[], lead = ''): Transcript {
+  const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+  return {
+    sse: [
+      chunk({ role: 'assistant', content: lead }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'send', arguments: '' } }] }),
+      ...fragments.map((arguments_) => chunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] })),
+      chunk({}, 'tool_calls'),
+      { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } },
+      { data: '[DONE]' },
+    ],
+  };
+}
+
+/** The JSON of every `data:` event but the terminator. */
+const dataChunks = (events: string[]): any[] =>
+  events.filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]').map((e) => JSON.parse(e.slice(6)));
+
+for (const http of HTTP_KINDS) {
+  describe(`policy over tool calls, refusals and choices: ${http}`, () => {
+    let mock: OpenAIMock;
+    let gw: TestGateway;
+    const keys: Record<string, string> = {};
+
+    before(async () => {
+      mock = await startOpenAIMock();
+      gw = await startGateway({
+        http,
+        env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY },
+        config: {
+          // Small, so a long stream under buffered moderation meets the cap on what it may hold.
+          upstream: { max_response_bytes: 64 * 1024 },
+          providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV } },
+          models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } }],
+          organizations: [
+            { id: 'buffered', models: ['up-model'], policy: { dlp: { detectors: 'all' }, shield: { builtin: false }, moderation: moderation('buffered') } },
+            { id: 'chunked', models: ['up-model'], policy: { dlp: { detectors: [] }, shield: { builtin: false }, moderation: moderation('chunked') } },
+          ],
+        },
+      });
+      for (const org of ['buffered', 'chunked']) keys[org] = await gw.key(org);
+    });
+    after(async () => { await gw.close(); await mock.close(); });
+
+    const chat = (org: string, body: object) => fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${keys[org]}` }, body: JSON.stringify({ model: 'up-model', ...body }),
+    });
+    const user = [{ role: 'user', content: 'go' }];
+
+    test('DLP redacts tool-call arguments, tool results, names and developer messages before the upstream', async () => {
+      mock.replay = completion({ content: 'ok' });
+      const res = await chat('buffered', {
+        messages: [
+          { role: 'developer', content: 'Operator bob@example.com' },
+          { role: 'user', name: 'alice@example.com', content: 'mail her' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: '{"to":"alice@example.com","card":"4111 1111 1111 1111"}' } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sent to alice@example.com' },
+        ],
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!.body.messages;
+      const wire = JSON.stringify(sent);
+      for (const secret of ['alice@example.com', 'bob@example.com', '4111 1111 1111 1111']) assert.ok(!wire.includes(secret), secret);
+      // The arguments stay valid JSON, the placeholders consistent across every text of the request.
+      assert.deepEqual(JSON.parse(sent[2].tool_calls[0].function.arguments), { to: '[EMAIL_2]', card: '[CARD_1]' });
+      assert.equal(sent[1].name, '[EMAIL_2]');
+      assert.equal(sent[3].content, 'sent to [EMAIL_2]');
+      assert.equal(sent[3].tool_call_id, 'call_1');
+    });
+
+    test('DLP keeps tool-call arguments valid JSON: a redacted number becomes its placeholder string', async () => {
+      mock.replay = completion({ content: 'ok' });
+      const res = await chat('buffered', {
+        messages: [
+          { role: 'user', content: 'pay' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'pay', arguments: '{"card": 4111111111111111, "amount": 12, "note": ["to bob@example.com"]}' } }] },
+          { role: 'tool', tool_call_id: 'c', content: 'ok' },
+        ],
+      });
+      assert.equal(res.status, 200);
+      const args = JSON.parse(mock.requests.at(-1)!.body.messages[1].tool_calls[0].function.arguments);
+      assert.deepEqual(args, { card: '[CARD_1]', amount: 12, note: ['to [EMAIL_1]'] });
+    });
+
+    test('buffered moderation blocks a tool call whose arguments match, JSON and stream', async () => {
+      mock.replay = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"how to make a bomb"}' } }] });
+      const json = await chat('buffered', { messages: user });
+      assert.equal(json.status, 422);
+      assert.equal(((await json.json()) as any).error.code, 'content_blocked');
+      mock.replay = toolCallStream(['{"q":"how to make', ' a bomb"}']);
+      const stream = await chat('buffered', { messages: user, stream: true });
+      assert.equal(stream.status, 422, 'buffered mode blocks before the first byte');
+    });
+
+    test('buffered moderation blocks a refusal and any one of n choices', async () => {
+      mock.replay = completion({ refusal: 'I will not explain how to make a bomb.' });
+      assert.equal((await chat('buffered', { messages: user })).status, 422);
+      mock.replay = completion({ content: 'fine' }, { content: 'here is how to make a bomb' });
+      const blocked = await chat('buffered', { messages: user, n: 2 });
+      assert.equal(blocked.status, 422);
+      mock.replay = completion({ content: 'fine' }, { content: 'also fine' });
+      const ok = await chat('buffered', { messages: user, n: 2 });
+      assert.equal(ok.status, 200);
+      const body: any = await ok.json();
+      assert.deepEqual(body.choices.map((c: any) => c.message.content), ['fine', 'also fine']);
+      assert.equal(mock.requests.at(-1)!.body.n, 2, 'n reaches the upstream');
+    });
+
+    test('buffered moderation holds at most upstream.max_response_bytes of a stream, then fails it before any byte', async () => {
+      mock.replay = toolCallStream(Array.from({ length: 400 }, () => '"padding padding padding padding padding padding padding padding padding padding",'));
+      const res = await chat('buffered', { messages: user, stream: true });
+      assert.equal(res.status, 502);
+      const body: any = await res.json();
+      assert.equal(body.error.code, 'upstream_error');
+      assert.match(body.error.message, /max_response_bytes/);
+    });
+
+    test('chunked moderation releases clean tool-call arguments whole, by the finish chunk', async () => {
+      const fragments = ['{"q":', '"weather ', 'in Paris"', '}'];
+      mock.replay = toolCallStream(fragments);
+      const res = await chat('chunked', { messages: user, stream: true });
+      assert.equal(res.status, 200);
+      const chunks = dataChunks(await readSse(res));
+      const args = chunks.flatMap((c) => c.choices.flatMap((ch: any) => ch.delta?.tool_calls ?? [])).map((t: any) => t.function?.arguments ?? '').join('');
+      assert.equal(args, fragments.join(''));
+      const first = chunks.flatMap((c) => c.choices.flatMap((ch: any) => ch.delta?.tool_calls ?? [])).find((t: any) => t.id);
+      assert.equal(first.id, 'call_1');
+      assert.equal(first.function.name, 'send');
+      assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason, 'tool_calls');
+    });
+
+    test('chunked moderation stops a tool call whose arguments match across fragments', async () => {
+      mock.replay = toolCallStream(['{"q":"make a', ' bomb now, and do it quickly and quietly"}'], 'Let me look that up for you. ');
+      const res = await chat('chunked', { messages: user, stream: true });
+      assert.equal(res.status, 200, 'cleared content had begun the stream');
+      const text = await res.text();
+      assert.match(text, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
+      const id = res.headers.get('x-request-id')!;
+      const trace = await gw.traces.waitFor(id);
+      assert.equal(trace.stream_aborted, true);
+      assert.ok(trace.disclosed_bytes > 0);
+    });
+
+    test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {
+      const n = mock.requests.length;
+      const res = await chat('chunked', { messages: user, stream: true, logprobs: true });
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as any).error.param, 'logprobs');
+      assert.equal(mock.requests.length, n);
+    });
+  });
+}
+
+describe('n > 1 on the demo provider', () => {
+  let gw: TestGateway;
+  let key: string;
+  before(async () => {
+    gw = await startGateway({ config: { organizations: [{ id: 'acme', models: ['mock-echo'] }] } });
+    key = await gw.key('acme');
+  });
+  after(() => gw.close());
+
+  test('n: 3 gives three choices, JSON and stream, each with its own index', async () => {
+    const body = { model: 'mock-echo', n: 3, messages: [{ role: 'user', content: 'one two' }] };
+    const json: any = await (await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json();
+    assert.deepEqual(json.choices.map((c: any) => [c.index, c.message.content]), [[0, 'one two'], [1, 'one two'], [2, 'one two']]);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ ...body, stream: true }) });
+    const texts = ['', '', ''];
+    for (const chunk of dataChunks(await readSse(res))) for (const c of chunk.choices) texts[c.index] += c.delta.content ?? '';
+    assert.deepEqual(texts, ['one two', 'one two', 'one two']);
+  });
+});
