@@ -1,0 +1,76 @@
+// What the native and translated Responses paths share: the prepared request,
+// storing the finished response, and moderation of a response's output.
+import type { Usage } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { ChatRequest } from '../domain.js';
+import type { Resolution } from '../routing/resolve-chat.js';
+import { isObj, type Item, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
+import type { OutputMode } from '../policy/types.js';
+import type { RequestContext } from './request-context.js';
+import type { Services } from './services.js';
+
+/** A validated, routed and guarded Responses request. */
+export interface Prepared {
+  req: ResponsesRequest;
+  /** The input items and instructions as the upstream may see them (after DLP). */
+  items: Item[];
+  instructions: string | undefined;
+  route: Resolution;
+  org: string;
+  mode: OutputMode;
+  wantBlock: boolean;
+  /** Whether this response is stored: the caller's `store` and both switches. */
+  store: boolean;
+}
+
+export function storingAllowed(svc: Services, org: string, asked: boolean): boolean {
+  return asked && svc.config.responses.store && (svc.config.organizations.get(org)?.responses?.store ?? true);
+}
+
+/** Stores the response after the reply (never awaited); the gateway block is the caller's, not the conversation's. */
+export function saveResponse(svc: Services, ctx: RequestContext, p: Prepared, response: ResponseObject, native: boolean): void {
+  if (!p.store || response.status === 'failed') return;
+  const { gateway: _gateway, ...kept } = response;
+  svc.responses.save({
+    id: response.id, organization_id: p.org, provider: p.route.entry.provider, model: p.route.entry.id, native,
+    previous_response_id: p.req.previous_response_id, input: p.items, response: kept as ResponseObject, created_at: ctx.startedEpoch,
+  });
+}
+
+/** The texts a reader sees in a response's output: message text and refusals, function-call arguments. */
+export function outputTexts(output: unknown): string[] {
+  const texts: string[] = [];
+  if (!Array.isArray(output)) return texts;
+  for (const item of output) {
+    if (!isObj(item)) continue;
+    if (item.type === 'function_call' && typeof item.arguments === 'string') texts.push(item.arguments);
+    if (item.type === 'message' && Array.isArray(item.content)) {
+      for (const p of item.content) {
+        if (isObj(p) && typeof p.text === 'string') texts.push(p.text);
+        if (isObj(p) && typeof p.refusal === 'string') texts.push(p.refusal);
+      }
+    }
+  }
+  return texts;
+}
+
+/** Buffered moderation over a whole response's output. */
+export async function moderateOutput(svc: Services, org: string, output: unknown): Promise<void> {
+  const texts = outputTexts(output);
+  if (!texts.length) return;
+  const verdict = await svc.policy!.moderate(org, texts.join('\n'));
+  if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
+}
+
+/** A native response's usage in chat terms, for the trace and its cost. */
+export function chatUsageOf(usage: unknown): Usage | undefined {
+  if (!isObj(usage)) return undefined;
+  const prompt = Number(usage.input_tokens) || 0;
+  const completion = Number(usage.output_tokens) || 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(usage.total_tokens) || prompt + completion };
+}
+
+/** For the dry run, which reads only the model and the token cap. */
+export function dryRunChat(req: ResponsesRequest): ChatRequest {
+  return { model: req.model, messages: [], stream: req.stream, n: 1, max_tokens: req.max_output_tokens, raw: req.raw };
+}

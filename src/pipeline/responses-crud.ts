@@ -1,0 +1,38 @@
+// GET and DELETE /v1/responses/{id}: the caller's organisation's stored
+// responses only; any other id, deleted or expired, is 404 not_found. Any key
+// of the organisation may call them, as it may create responses.
+import { GatewayError } from '../errors.js';
+import type { Handler } from './handle-request.js';
+import { sendJson } from './reply.js';
+import { authenticate } from './services.js';
+
+const notFound = (id: string) => new GatewayError('not_found', `No response with id "${id}".`, { param: 'response_id' });
+
+export const getResponse: Handler = async (svc, ctx, req, res, [id]) => {
+  await authenticate(svc, ctx, req);
+  if (new URLSearchParams(req.query).get('stream') === 'true') {
+    throw new GatewayError('invalid_request', 'Replaying a stored response as a stream is not supported.', { param: 'stream' });
+  }
+  const row = await svc.responses.get(ctx.key!.organization_id, id!);
+  if (!row) throw notFound(id!);
+  ctx.trace.status_code = 200;
+  sendJson(res, 200, JSON.stringify(row.response), ctx.requestId);
+};
+
+export const getResponseInputItems: Handler = async (svc, ctx, req, res, [id]) => {
+  await authenticate(svc, ctx, req);
+  const row = await svc.responses.get(ctx.key!.organization_id, id!);
+  if (!row) throw notFound(id!);
+  // Newest first, as the real API lists them by default.
+  const data = [...row.input].reverse();
+  ctx.trace.status_code = 200;
+  sendJson(res, 200, JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }), ctx.requestId);
+};
+
+export const deleteResponse: Handler = async (svc, ctx, req, res, [id]) => {
+  await authenticate(svc, ctx, req);
+  const row = await svc.responses.delete(ctx.key!.organization_id, id!);
+  if (!row) throw notFound(id!);
+  ctx.trace.status_code = 200;
+  sendJson(res, 200, JSON.stringify({ id: row.id, object: 'response', deleted: true }), ctx.requestId);
+};

@@ -1,0 +1,129 @@
+// /v1/responses for providers with a native Responses API: the caller's body
+// goes upstream with every field kept (only the model, and the input and
+// instructions after DLP, are replaced); the answer comes back as the
+// upstream sent it, with `model` (and the gateway block) written. The
+// upstream's own resp_ id is kept, so its previous_response_id chains work
+// natively. Moderation is buffered on this path in both modes: the whole
+// output is checked before any event leaves (chunked windows over typed
+// events would change what .done events carry).
+import type { StreamEvent } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayResponse } from '../http/types.js';
+import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
+import { estimateTextTokens } from '../routing/token-estimate.js';
+import { recordUsage } from './chat-output.js';
+import { gatewayBlock } from './gateway-block.js';
+import { sendJson } from './reply.js';
+import type { RequestContext } from './request-context.js';
+import { chainItems, loadChain } from './responses-conversation.js';
+import { chatUsageOf, moderateOutput, outputTexts, saveResponse, type Prepared } from './responses-common.js';
+import type { Services } from './services.js';
+import { SseOut } from './sse-out.js';
+import { dispatchNative } from './dispatch.js';
+
+/** Items replayed to an upstream that never saw them: our ids mean nothing there, and reasoning carries nothing it can read. */
+const replayable = (items: Item[]): Item[] =>
+  items.filter((it) => it.type !== 'reasoning').map(({ id: _id, status: _status, ...rest }) => rest as Item);
+
+/** The body for the upstream. A chain the upstream did not make itself (another provider, the translated path) is sent in full. */
+async function upstreamBody(svc: Services, p: Prepared): Promise<Json> {
+  const body: Json = { ...p.req.raw };
+  body.input = p.req.inputWasString && p.items.length === 1 && typeof p.items[0]!.content === 'string' ? p.items[0]!.content : p.items;
+  if (p.instructions !== undefined) body.instructions = p.instructions;
+  const prev = p.req.previous_response_id;
+  if (prev) {
+    // The ownership check: the upstream holds every organisation's responses under the gateway's one credential.
+    const row = await svc.responses.get(p.org, prev);
+    if (!row) throw new GatewayError('not_found', `No stored response "${prev}" for this organisation.`, { param: 'previous_response_id' });
+    if (!row.native || row.provider !== p.route.entry.provider) {
+      delete body.previous_response_id;
+      body.input = [...replayable(chainItems(await loadChain(svc, p.org, prev))), ...p.items];
+    }
+  }
+  return body;
+}
+
+function settle(ctx: RequestContext, p: Prepared, response: Json): void {
+  const usage = chatUsageOf(response.usage) ?? (() => {
+    const out = Math.ceil(outputTexts(response.output).join('').length / 4);
+    const prompt = estimateTextTokens(JSON.stringify(p.items));
+    return { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out };
+  })();
+  recordUsage(ctx, p.route, usage);
+  response.model = p.route.entry.id;
+}
+
+export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
+  const body = await upstreamBody(svc, p);
+  if (p.req.stream) return nativeStream(svc, ctx, res, p, body);
+  const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t) => svc.upstream.responses(t, body, res.signal));
+  const response = answer.body;
+  if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
+  if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
+  settle(ctx, p, response);
+  ctx.trace.status_code = 200;
+  if (p.wantBlock) response.gateway = gatewayBlock(ctx);
+  if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
+  sendJson(res, 200, JSON.stringify(response), ctx.requestId, answer.headers);
+  saveResponse(svc, ctx, p, response as ResponseObject, true);
+}
+
+const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
+const TERMINAL = new Set(['response.completed', 'response.incomplete']);
+
+async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: Json): Promise<void> {
+  const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t) => svc.upstream.responsesStream(t, body, res.signal));
+  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
+  if (p.mode !== 'off') {
+    const all: StreamEvent[] = [];
+    for await (const batch of batches) for (const ev of batch) {
+      if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
+      all.push(ev);
+    }
+    const final = all.find((ev) => ev.type === 'event' && TERMINAL.has(ev.name));
+    if (final?.type === 'event' && isObj(final.data.response)) await moderateOutput(svc, p.org, final.data.response.output);
+    batches = (async function* () { yield all; })();
+  }
+  const out = new SseOut(res, ctx, upstream.headers);
+  let seq = 0;
+  let final: Json | undefined;
+  const failEvents = (code: string, message: string) => {
+    const ev = (type: string, fields: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++seq, ...fields })}\n\n`;
+    return ev('response.failed', { response: { ...(final ?? {}), status: 'failed', error: { code, message } } })
+      + ev('error', { code, message, param: null, error: { code, message, type: 'gateway_error' }, request_id: ctx.requestId });
+  };
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      if (ev.type === 'error') {
+        if (!res.started && !out.started) throw new GatewayError('upstream_error', ev.message);
+        return out.abort('upstream_error', failEvents('upstream_error', ev.message));
+      }
+      if (ev.type !== 'event') continue;
+      const d = ev.data;
+      if (typeof d.sequence_number === 'number') seq = d.sequence_number;
+      let raw = ev.raw;
+      if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
+        final = d.response;
+        if (TERMINAL.has(ev.name)) {
+          settle(ctx, p, d.response);
+          if (p.wantBlock) d.response.gateway = gatewayBlock(ctx);
+        }
+        d.response.model = p.route.entry.id;
+        raw = JSON.stringify(d);
+      }
+      const bytes = typeof d.delta === 'string' && (ev.name === 'response.output_text.delta' || ev.name === 'response.function_call_arguments.delta') ? Buffer.byteLength(d.delta) : 0;
+      out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);
+      if (ev.name === 'error' || ev.name === 'response.failed') { ctx.trace.stream_aborted = true; ctx.trace.error_code = 'upstream_error'; }
+    }
+    await out.flush();
+    if (res.aborted) return out.clientLeft();
+  }
+  // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).
+  if (res.aborted) return out.clientLeft();
+  ctx.trace.status_code = 200;
+  out.end();
+  if (final && (final.status === 'completed' || final.status === 'incomplete')) {
+    if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(upstream.sent), response: final };
+    saveResponse(svc, ctx, p, final as ResponseObject, true);
+  }
+}

@@ -1,0 +1,108 @@
+// /v1/responses for providers without a Responses API: the request becomes a
+// chat request (instructions as the system message, then the stored
+// conversation, then this input), goes through the chat adapters, and the
+// chat answer or chunk stream becomes a response object or typed events.
+// Moderation runs on the chat side, as for chat: buffered over the whole
+// completion, chunked through ChunkedOutput before any event is built.
+import type { ChatMessage, ChatRequest, StreamEvent } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayResponse } from '../http/types.js';
+import { completeResponse, ItemIds, responseShell } from '../responses/chat-to-response.js';
+import { itemsToMessages } from '../responses/items-to-messages.js';
+import { toChatRequest } from '../responses/request-to-chat.js';
+import { ResponsesEventWriter } from '../responses/stream-events.js';
+import type { ResponseObject } from '../responses/types.js';
+import { collectEvents, oneBatch } from '../upstream/upstream.js';
+import { dispatchChat, dispatchStream } from './dispatch.js';
+import { StreamAccumulator } from './chat-accumulator.js';
+import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
+import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
+import { gatewayBlock } from './gateway-block.js';
+import { sendJson } from './reply.js';
+import type { RequestContext } from './request-context.js';
+import { chainItems, loadChain, resolveReferences } from './responses-conversation.js';
+import { saveResponse, type Prepared } from './responses-common.js';
+import type { Services } from './services.js';
+import { SseOut } from './sse-out.js';
+
+async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
+  const history = p.req.previous_response_id ? chainItems(await loadChain(svc, p.org, p.req.previous_response_id)) : [];
+  const items = await resolveReferences(svc, p.org, p.items);
+  const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
+  messages.push(...itemsToMessages(history, () => 'previous_response_id'), ...itemsToMessages(items, (i) => `input.${i}`));
+  return toChatRequest(p.req, messages);
+}
+
+function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; ids: ItemIds } {
+  const hex = ctx.requestId.slice(4);
+  return { shell: responseShell(`resp_${hex}`, Math.floor(ctx.startedEpoch / 1000), p.route.entry.id, p.req, p.store), ids: new ItemIds(hex) };
+}
+
+export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
+  const chat = await chatRequestFor(svc, p);
+  if (chat.stream) return translatedStream(svc, ctx, res, p, chat);
+  const { completion, sent, headers } = await dispatchChat(svc, ctx, p.route, chat, res.signal);
+  if (p.mode !== 'off') await moderateChoices(svc, p.org, completion);
+  const usage = completionUsage(chat, completion);
+  recordUsage(ctx, p.route, usage);
+  ctx.trace.status_code = 200;
+  const { shell, ids } = shellFor(ctx, p);
+  const response = completeResponse(shell, completion, usage, ids);
+  if (p.wantBlock) response.gateway = gatewayBlock(ctx);
+  if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response };
+  sendJson(res, 200, JSON.stringify(response), ctx.requestId, headers);
+  saveResponse(svc, ctx, p, response, false);
+}
+
+async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest): Promise<void> {
+  const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
+  const acc = new StreamAccumulator();
+  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
+  if (p.mode === 'buffered') {
+    const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
+    for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
+    await moderateChoices(svc, p.org, acc.completion);
+    batches = oneBatch(all);
+  }
+  const moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org)) : undefined;
+  const { shell, ids } = shellFor(ctx, p);
+  const writer = new ResponsesEventWriter(shell, ids);
+  const out = new SseOut(res, ctx, upstream.headers);
+  out.add(writer.start());
+  const fail = (code: 'upstream_error' | 'content_blocked', message: string) => out.abort(code, writer.fail(code, message, ctx.requestId));
+
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      if (ev.type === 'error') {
+        if (!res.started && !out.hasOutput) throw new GatewayError('upstream_error', ev.message);
+        return fail('upstream_error', ev.message);
+      }
+      if (ev.type !== 'chunk') continue;
+      if (p.mode !== 'buffered') acc.add(ev.chunk);
+      let chunk = ev.chunk;
+      if (moderator) {
+        const cleared = moderator.push(chunk);
+        if (cleared.blocked) {
+          const message = `The output was blocked by moderation (${cleared.category}).`;
+          if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
+          return fail('content_blocked', message);
+        }
+        if (!cleared.chunk) continue;
+        chunk = cleared.chunk;
+      }
+      out.add(writer.chunk(chunk), disclosedBytes(chunk));
+    }
+    // The stream commits to 200 only with the first output, so a failure before any is still a JSON error.
+    if (!moderator || out.hasOutput) await out.flush();
+    if (res.aborted) return out.clientLeft();
+  }
+  if (res.aborted) return out.clientLeft();
+  const usage = completionUsage(chat, acc.completion);
+  recordUsage(ctx, p.route, usage);
+  ctx.trace.status_code = 200;
+  const extra = p.wantBlock ? { gateway: gatewayBlock(ctx) } : {};
+  out.end(writer.end(usage, extra));
+  const response = writer.response;
+  if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(upstream.sent), response };
+  saveResponse(svc, ctx, p, response, false);
+}

@@ -1,0 +1,55 @@
+// POST /v1/responses, as stages: authenticate, read body, resolve route, guard
+// input (instructions and every input item's texts, tool outputs included),
+// (dry run), then the native path for providers with a Responses API or the
+// translated path through the chat adapters for every other.
+import { GatewayError } from '../errors.js';
+import type { GatewayRequest, GatewayResponse } from '../http/types.js';
+import { collectInputTexts, replaceInputTexts } from '../responses/input-texts.js';
+import { parseResponsesRequest } from '../responses/request-parse.js';
+import { dryRunBody } from './dry-run.js';
+import { guardTexts } from './guard-input.js';
+import { admitAndRoute } from './limits-stage.js';
+import { readJsonObject } from './read-json.js';
+import { sendJson } from './reply.js';
+import type { RequestContext } from './request-context.js';
+import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
+import { nativeResponse } from './responses-native.js';
+import { translatedResponse } from './responses-translated.js';
+import { authenticate, headerIsTrue, type Services } from './services.js';
+
+export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+  await authenticate(svc, ctx, req);
+  const r = parseResponsesRequest(await readJsonObject(req));
+  const org = ctx.key!.organization_id;
+  ctx.trace.requested_model = r.model;
+  ctx.trace.streamed = r.stream;
+
+  const input = { instructions: r.instructions, items: r.input };
+  const texts = collectInputTexts(input);
+  // The same estimate as chat's: about four characters a token, plus framing per item.
+  const promptTokens = Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4) + 4 * r.input.length + 2;
+  const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
+  const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
+
+  const scan = await guardTexts(svc, ctx, texts);
+  const guarded = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+
+  if (dryRun) {
+    ctx.trace.dry_run = true;
+    ctx.trace.streamed = false;
+    ctx.trace.status_code = 200;
+    sendJson(res, 200, JSON.stringify(dryRunBody(ctx, dryRunChat(r), route, promptTokens, scan)), ctx.requestId);
+    return;
+  }
+
+  const native = svc.config.providers.get(route.entry.provider)?.responses_api === true;
+  const mode = svc.policy?.outputMode(org) ?? 'off';
+  if (mode === 'chunked' && r.stream && Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs')) {
+    throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param: 'include' });
+  }
+  const p: Prepared = {
+    req: r, items: guarded.items, instructions: guarded.instructions, route, org, mode,
+    wantBlock: headerIsTrue(req.headers['gateway-trace']), store: storingAllowed(svc, org, r.store),
+  };
+  return native ? nativeResponse(svc, ctx, res, p) : translatedResponse(svc, ctx, res, p);
+}

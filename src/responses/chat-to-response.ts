@@ -1,0 +1,108 @@
+// A chat completion -> a Responses `response` object, for providers without a
+// Responses API. The object carries the fields the real API returns, echoing
+// the request's settings, so SDKs that read them (instructions, tools, text,
+// previous_response_id, ...) find what they would find at OpenAI.
+import type { AssistantMessage, ChatCompletion, Usage } from '../domain.js';
+import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest, type ResponseUsage } from './types.js';
+
+/** Item ids embed the response's own hex id, so an `item_reference` leads back to its stored response. */
+export class ItemIds {
+  private n = 0;
+  constructor(readonly hex: string) {}
+  next(prefix: 'msg' | 'fc' | 'rs'): string { return `${prefix}_${this.hex}_${this.n++}`; }
+}
+
+/** The response id an item id of ours belongs to, or undefined for anyone else's. */
+export function responseIdOfItem(itemId: string): string | undefined {
+  const m = /^(?:msg|fc|rs)_([0-9a-f]{32})_\d+$/.exec(itemId);
+  return m ? `resp_${m[1]}` : undefined;
+}
+
+export function toResponsesUsage(u: Usage | undefined | null): ResponseUsage {
+  const input = Number(u?.prompt_tokens) || 0;
+  const output = Number(u?.completion_tokens) || 0;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: Number(u?.prompt_tokens_details?.cached_tokens) || 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: Number(u?.completion_tokens_details?.reasoning_tokens) || 0 },
+    total_tokens: Number(u?.total_tokens) || input + output,
+  };
+}
+
+/** `completed`, or `incomplete` with the reason the real API gives. */
+export function statusOf(finish: string | null | undefined): { status: string; incomplete_details: Json | null } {
+  if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+const orNull = (v: unknown) => (v === undefined ? null : v);
+
+/** The response object around its output: every setting of the request echoed as the real API does. */
+export function responseShell(id: string, createdAt: number, model: string, req: ResponsesRequest, store: boolean): ResponseObject {
+  const r = req.raw;
+  const reasoning = isObj(r.reasoning) ? r.reasoning : {};
+  const text = isObj(r.text) ? r.text : {};
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: orNull(req.instructions),
+    max_output_tokens: orNull(req.max_output_tokens),
+    max_tool_calls: null,
+    model,
+    output: [],
+    parallel_tool_calls: typeof r.parallel_tool_calls === 'boolean' ? r.parallel_tool_calls : true,
+    previous_response_id: orNull(req.previous_response_id),
+    reasoning: { effort: orNull(reasoning.effort), summary: orNull(reasoning.summary) },
+    service_tier: 'default',
+    store,
+    temperature: typeof r.temperature === 'number' ? r.temperature : 1,
+    text: { ...text, format: isObj(text.format) ? text.format : { type: 'text' } },
+    tool_choice: r.tool_choice ?? 'auto',
+    tools: Array.isArray(r.tools) ? r.tools : [],
+    top_p: typeof r.top_p === 'number' ? r.top_p : 1,
+    truncation: 'disabled',
+    usage: null,
+    user: orNull(r.user),
+    metadata: isObj(r.metadata) ? r.metadata : {},
+  };
+}
+
+export const outputTextPart = (text: string): Json => ({ type: 'output_text', annotations: [], logprobs: [], text });
+
+/** The output items of one chat message: reasoning, then the message, then each function call. */
+export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
+  const items: Item[] = [];
+  if (typeof m.reasoning_content === 'string' && m.reasoning_content) {
+    items.push({ type: 'reasoning', id: ids.next('rs'), summary: [{ type: 'summary_text', text: m.reasoning_content }] });
+  }
+  const content: Json[] = [];
+  if (typeof m.content === 'string' && m.content) content.push(outputTextPart(m.content));
+  if (typeof m.refusal === 'string' && m.refusal) content.push({ type: 'refusal', refusal: m.refusal });
+  if (content.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content });
+  for (const [i, t] of (m.tool_calls ?? []).entries()) {
+    if (!t?.function) continue;
+    items.push({
+      type: 'function_call', id: ids.next('fc'), call_id: t.id || `call_${ids.hex}_${i}`,
+      name: t.function.name, arguments: t.function.arguments ?? '', status: 'completed',
+    });
+  }
+  return items;
+}
+
+/** Fills `shell` from the completion's first choice (a Responses request never asks for more than one). */
+export function completeResponse(shell: ResponseObject, completion: ChatCompletion, usage: Usage, ids: ItemIds): ResponseObject {
+  const choice = completion.choices[0];
+  shell.output = choice?.message ? messageToItems(choice.message, ids) : [];
+  const s = statusOf(choice?.finish_reason);
+  shell.status = s.status;
+  shell.incomplete_details = s.incomplete_details;
+  shell.usage = toResponsesUsage(usage);
+  return shell;
+}

@@ -1,0 +1,70 @@
+// Every text of a Responses request that the upstream will read and that can
+// carry a caller's data: the instructions, message text parts (input_text,
+// output_text, refusal), function-call arguments and function-call outputs
+// (tool results). One walker serves both directions, as message-texts.ts
+// does for chat, so collecting and replacing can never disagree on the order.
+import { isObj, type Item } from './types.js';
+
+type MapText = (text: string) => string;
+
+const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
+
+function mapParts(parts: unknown[], f: MapText): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    if (!isObj(p)) continue;
+    const key = p.type === 'refusal' ? 'refusal' : TEXT_PARTS.has(p.type as string) ? 'text' : undefined;
+    const v = key ? p[key] : undefined;
+    if (typeof v !== 'string') continue;
+    const t = f(v);
+    if (t !== v) (out ??= parts.slice())[i] = { ...p, [key!]: t };
+  }
+  return out ?? parts;
+}
+
+/** A string or a list of text parts; anything else is returned as is. */
+function mapContent(content: unknown, f: MapText): unknown {
+  if (typeof content === 'string') return f(content);
+  if (Array.isArray(content)) return mapParts(content, f);
+  return content;
+}
+
+function mapItem(item: Item, f: MapText): Item {
+  switch (item.type) {
+    case 'message': {
+      const c = mapContent(item.content, f);
+      return c === item.content ? item : { ...item, content: c };
+    }
+    case 'function_call': {
+      if (typeof item.arguments !== 'string') return item;
+      const a = f(item.arguments);
+      return a === item.arguments ? item : { ...item, arguments: a };
+    }
+    case 'function_call_output': {
+      const o = mapContent(item.output, f);
+      return o === item.output ? item : { ...item, output: o };
+    }
+    default:
+      return item;
+  }
+}
+
+export interface GuardableInput { instructions: string | undefined; items: readonly Item[] }
+
+/** The input with `f` applied to each text; objects are copied only where a text changed, never mutated. */
+export function mapInputTexts(input: GuardableInput, f: MapText): { instructions: string | undefined; items: Item[] } {
+  const instructions = input.instructions === undefined ? undefined : f(input.instructions);
+  return { instructions, items: input.items.map((it) => mapItem(it, f)) };
+}
+
+export function collectInputTexts(input: GuardableInput): string[] {
+  const texts: string[] = [];
+  mapInputTexts(input, (t) => { texts.push(t); return t; });
+  return texts;
+}
+
+export function replaceInputTexts(input: GuardableInput, texts: readonly string[]): { instructions: string | undefined; items: Item[] } {
+  let i = 0;
+  return mapInputTexts(input, () => texts[i++]!);
+}

@@ -1,0 +1,88 @@
+// Responses input items -> chat messages, for providers without a Responses
+// API. Messages keep their role; function_call items become an assistant
+// turn's tool_calls (consecutive calls join one turn, as parallel calls do in
+// chat), function_call_output items become `tool` messages. Reasoning items
+// carry nothing a chat upstream can read back, so they are left out; any
+// other item type is refused with a 400 naming it.
+import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import { isObj, type Item } from './types.js';
+
+const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
+const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
+
+const refuse = (param: string, what: string): never => {
+  throw new GatewayError('invalid_request', `${what} needs a provider with a native Responses API.`, { param });
+};
+
+/** A message's content as chat content: a string when it is all text, parts when it holds an image. */
+function content(item: Item, at: string): { content: string | ContentPart[]; refusal?: string } {
+  if (typeof item.content === 'string') return { content: item.content };
+  if (!Array.isArray(item.content)) throw new GatewayError('invalid_request', `${at}.content must be a string or a list of parts.`, { param: `${at}.content` });
+  const parts: ContentPart[] = [];
+  let refusal: string | undefined;
+  let image = false;
+  item.content.forEach((p, j) => {
+    const where = `${at}.content.${j}`;
+    if (!isObj(p)) throw new GatewayError('invalid_request', `${where} must be an object.`, { param: where });
+    if (TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') parts.push({ type: 'text', text: p.text });
+    else if (p.type === 'refusal' && typeof p.refusal === 'string') refusal = (refusal ?? '') + p.refusal;
+    else if (p.type === 'input_image') {
+      if (typeof p.image_url !== 'string') refuse(`${where}.file_id`, 'An image given by file id');
+      parts.push({ type: 'image_url', image_url: { url: p.image_url, ...(typeof p.detail === 'string' ? { detail: p.detail } : {}) } });
+      image = true;
+    } else refuse(`${where}.type`, `A content part of type "${String(p.type)}"`);
+  });
+  const out = image ? parts : parts.map((p) => p.text).join('');
+  return refusal === undefined ? { content: out } : { content: out, refusal };
+}
+
+function outputText(output: unknown, at: string): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) {
+    return output.map((p, j) => {
+      if (isObj(p) && TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') return p.text;
+      return refuse(`${at}.output.${j}`, 'A tool output that is not text');
+    }).join('');
+  }
+  throw new GatewayError('invalid_request', `${at}.output must be a string.`, { param: `${at}.output` });
+}
+
+/** `param(i)` names item i in errors: `input.3`, or the stored conversation. */
+export function itemsToMessages(items: readonly Item[], param: (i: number) => string): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  items.forEach((item, i) => {
+    const at = param(i);
+    switch (item.type) {
+      case 'message': {
+        const role = item.role;
+        if (typeof role !== 'string' || !ROLES.has(role)) throw new GatewayError('invalid_request', `${at}.role must be user, system, developer or assistant.`, { param: `${at}.role` });
+        const c = content(item, at);
+        const m: ChatMessage = { role, content: c.content };
+        if (c.refusal !== undefined) m.refusal = c.refusal;
+        messages.push(m);
+        return;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string') {
+          throw new GatewayError('invalid_request', `${at}: a function_call needs call_id, name and arguments.`, { param: at });
+        }
+        const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        const last = messages.at(-1);
+        if (last?.role === 'assistant' && !last.refusal) (last.tool_calls ??= []).push(call);
+        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        return;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string') throw new GatewayError('invalid_request', `${at}.call_id is required.`, { param: `${at}.call_id` });
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, at) });
+        return;
+      }
+      case 'reasoning':
+        return;
+      default:
+        refuse(`${at}.type`, `An input item of type "${String(item.type)}"`);
+    }
+  });
+  return messages;
+}

@@ -1,0 +1,157 @@
+// A chat chunk stream -> the typed Responses events, in the order the real
+// API sends them: response.created and .in_progress; per output item
+// .output_item.added, its parts and deltas, their .done events and
+// .output_item.done; then response.completed (or .incomplete) carrying the
+// whole response. Every event has its sequence_number. Only choice 0 is read:
+// a Responses request never asks for more.
+import type { ChatChunk, Usage } from '../domain.js';
+import { outputTextPart, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
+import type { Item, Json, ResponseObject } from './types.js';
+
+type Open =
+  | { kind: 'reasoning'; index: number; item: Item; text: string }
+  | { kind: 'message'; index: number; item: Item; parts: Array<{ type: 'output_text' | 'refusal'; text: string }> }
+  | { kind: 'call'; index: number; item: Item; args: string };
+
+export class ResponsesEventWriter {
+  private seq = 0;
+  private readonly open: Open[] = [];
+  /** Function calls by the chat tool-call index. */
+  private readonly calls = new Map<number, Open & { kind: 'call' }>();
+  private finish: string | null = null;
+
+  constructor(readonly response: ResponseObject, private readonly ids: ItemIds) {}
+
+  event(type: string, fields: Json): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...fields })}\n\n`;
+  }
+
+  start(): string {
+    const snapshot = { ...this.response, output: [] };
+    return this.event('response.created', { response: snapshot }) + this.event('response.in_progress', { response: snapshot });
+  }
+
+  /** The events for one chat chunk; empty when it carries nothing a reader sees. */
+  chunk(chunk: ChatChunk): string {
+    let out = '';
+    for (const c of chunk.choices) {
+      if (c.index !== 0) continue;
+      const d = c.delta ?? {};
+      if (typeof d.reasoning_content === 'string' && d.reasoning_content) out += this.reasoning(d.reasoning_content);
+      if (typeof d.content === 'string' && d.content) out += this.text('output_text', d.content);
+      if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
+      for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments);
+      if (c.finish_reason) this.finish = c.finish_reason;
+    }
+    return out;
+  }
+
+  private current<K extends Open['kind']>(kind: K): (Open & { kind: K }) | undefined {
+    const last = this.open.at(-1);
+    return last?.kind === kind ? (last as Open & { kind: K }) : undefined;
+  }
+
+  private add(open: Open): string {
+    this.open.push(open);
+    this.response.output.push(open.item);
+    return this.event('response.output_item.added', { output_index: open.index, item: { ...open.item } });
+  }
+
+  private reasoning(delta: string): string {
+    let out = '';
+    let r = this.current('reasoning');
+    if (!r) {
+      out += this.closeAll();
+      r = { kind: 'reasoning', index: this.response.output.length, item: { type: 'reasoning', id: this.ids.next('rs'), summary: [] }, text: '' };
+      out += this.add(r);
+      out += this.event('response.reasoning_summary_part.added', { item_id: r.item.id, output_index: r.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    r.text += delta;
+    return out + this.event('response.reasoning_summary_text.delta', { item_id: r.item.id, output_index: r.index, summary_index: 0, delta });
+  }
+
+  private text(channel: 'output_text' | 'refusal', delta: string): string {
+    let out = '';
+    let m = this.current('message');
+    if (!m) {
+      out += this.closeAll();
+      m = { kind: 'message', index: this.response.output.length, item: { type: 'message', id: this.ids.next('msg'), status: 'in_progress', role: 'assistant', content: [] }, parts: [] };
+      out += this.add(m);
+    }
+    let at = m.parts.findIndex((p) => p.type === channel);
+    if (at < 0) {
+      at = m.parts.push({ type: channel, text: '' }) - 1;
+      const part = channel === 'output_text' ? outputTextPart('') : { type: 'refusal', refusal: '' };
+      out += this.event('response.content_part.added', { item_id: m.item.id, output_index: m.index, content_index: at, part });
+    }
+    m.parts[at]!.text += delta;
+    const base = { item_id: m.item.id, output_index: m.index, content_index: at };
+    return out + (channel === 'output_text'
+      ? this.event('response.output_text.delta', { ...base, delta, logprobs: [] })
+      : this.event('response.refusal.delta', { ...base, delta }));
+  }
+
+  private call(index: number, id: string | undefined, name: string | undefined, args: string | undefined): string {
+    let out = '';
+    let c = this.calls.get(index);
+    if (!c) {
+      if (!this.current('call')) out += this.closeAll();
+      const item: Item = { type: 'function_call', id: this.ids.next('fc'), call_id: id || `call_${this.ids.hex}_${index}`, name: name ?? '', arguments: '', status: 'in_progress' };
+      c = { kind: 'call', index: this.response.output.length, item, args: '' };
+      this.calls.set(index, c);
+      out += this.add(c);
+    }
+    if (!args) return out;
+    c.args += args;
+    return out + this.event('response.function_call_arguments.delta', { item_id: c.item.id, output_index: c.index, delta: args });
+  }
+
+  /** Closes every open item, in output order, with its .done events. */
+  private closeAll(): string {
+    let out = '';
+    for (const o of this.open.splice(0)) {
+      const id = o.item.id;
+      if (o.kind === 'reasoning') {
+        const part = { type: 'summary_text', text: o.text };
+        out += this.event('response.reasoning_summary_text.done', { item_id: id, output_index: o.index, summary_index: 0, text: o.text });
+        out += this.event('response.reasoning_summary_part.done', { item_id: id, output_index: o.index, summary_index: 0, part });
+        o.item.summary = [part];
+      } else if (o.kind === 'message') {
+        const content = o.parts.map((p, ci) => {
+          const base = { item_id: id, output_index: o.index, content_index: ci };
+          const part = p.type === 'output_text' ? outputTextPart(p.text) : { type: 'refusal', refusal: p.text };
+          out += p.type === 'output_text'
+            ? this.event('response.output_text.done', { ...base, text: p.text, logprobs: [] })
+            : this.event('response.refusal.done', { ...base, refusal: p.text });
+          out += this.event('response.content_part.done', { ...base, part });
+          return part;
+        });
+        o.item.content = content;
+        o.item.status = 'completed';
+      } else {
+        o.item.arguments = o.args;
+        o.item.status = 'completed';
+        out += this.event('response.function_call_arguments.done', { item_id: id, output_index: o.index, name: o.item.name, arguments: o.args });
+      }
+      out += this.event('response.output_item.done', { output_index: o.index, item: o.item });
+    }
+    return out;
+  }
+
+  /** Closes the open items and ends with response.completed (or .incomplete), carrying the whole response. */
+  end(usage: Usage, extra: Json = {}): string {
+    let out = this.closeAll();
+    const s = statusOf(this.finish);
+    Object.assign(this.response, { status: s.status, incomplete_details: s.incomplete_details, usage: toResponsesUsage(usage) }, extra);
+    out += this.event(s.status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response });
+    return out;
+  }
+
+  /** A failure after the stream began: response.failed, then the terminal `error` event. */
+  fail(code: string, message: string, requestId: string): string {
+    this.response.status = 'failed';
+    this.response.error = { code, message };
+    const failed = this.event('response.failed', { response: this.response });
+    return failed + this.event('error', { code, message, param: null, error: { code, message, type: 'gateway_error' }, request_id: requestId });
+  }
+}

@@ -1,0 +1,110 @@
+// The Responses API on the native path: a provider with responses_api passes
+// the caller's body through (every field kept, model and DLP'd input
+// replaced) and keeps the upstream's resp_ id, so previous_response_id chains
+// natively; a chain begun on a translated provider is replayed in full.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+for (const http of HTTP_KINDS) {
+  describe(`responses API (native) over ${http}`, () => {
+    let mock: OpenAIMock;
+    let gw: TestGateway;
+    let client: OpenAI;
+    let other: OpenAI;
+    let key: string;
+
+    before(async () => {
+      mock = await startOpenAIMock();
+      gw = await startGateway({
+        http,
+        env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY },
+        config: {
+          providers: {
+            up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
+            nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
+          },
+          models: [
+            { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+            { id: 'nat-model', provider: 'nat', aliases: ['nat-alias'], context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+          ],
+          organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }, { id: 'beta', models: ['nat-model'] }],
+        },
+      });
+      key = await gw.key('acme');
+      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+      other = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('beta'), maxRetries: 0 });
+    });
+    after(async () => { await gw.close(); await mock.close(); });
+
+    test('JSON: every field reaches the upstream, its id and unknown fields come back, model and gateway block written', async () => {
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'gateway-trace': 'true' },
+        body: JSON.stringify({ model: 'nat-alias', input: 'hello native', include: ['reasoning.encrypted_content'], future_field: { a: 1 }, metadata: { k: 'v' } }),
+      });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-ratelimit-remaining-requests'), '99');
+      const body: any = await res.json();
+      assert.match(body.id, /^resp_mock/);
+      assert.equal(body.model, 'nat-model');
+      assert.equal(body.mock_extra_field, 'kept');
+      assert.equal(body.gateway.provider, 'nat');
+      assert.equal(body.gateway.route_reason, 'default');
+      const sent = mock.requests.at(-1)!;
+      assert.ok(sent.url.endsWith('/v1/responses'));
+      assert.equal(sent.headers.authorization, `Bearer ${OPENAI_MOCK_KEY}`);
+      assert.deepEqual(sent.body, { model: 'nat-model', input: 'hello native', include: ['reasoning.encrypted_content'], future_field: { a: 1 }, metadata: { k: 'v' } });
+      const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
+      assert.equal(trace.endpoint, 'responses');
+      assert.equal(trace.prompt_tokens, 9);
+      assert.ok(trace.cost_usd > 0);
+    });
+
+    test('stream: the upstream events pass through in order; finalResponse() has the gateway model', async () => {
+      const stream = client.responses.stream({ model: 'nat-model', input: 'one two three' });
+      const seqs: number[] = [];
+      for await (const ev of stream) seqs.push(ev.sequence_number);
+      const final = await stream.finalResponse();
+      assert.equal(final.output_text, 'one two three');
+      assert.equal(final.model, 'nat-model');
+      assert.deepEqual(seqs, seqs.map((_, i) => i));
+      assert.equal(mock.requests.at(-1)!.body.stream, true);
+      const raw = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'nat-model', input: 'a b', stream: true }) });
+      const events = await readSse(raw);
+      assert.match(events[0]!, /^event: response\.created\ndata: \{"type":"response\.created"/);
+      assert.match(events.at(-1)!, /^event: response\.completed\n/);
+    });
+
+    test('previous_response_id: a native chain goes upstream as is; another organisation gets 404 and the upstream is not called', async () => {
+      const first = await client.responses.create({ model: 'nat-model', input: 'remember me' });
+      const second = await client.responses.create({ model: 'nat-model', input: 'and now?', previous_response_id: first.id });
+      assert.equal(mock.requests.at(-1)!.body.previous_response_id, first.id);
+      assert.equal(second.output_text, 'and now?');
+      const before = mock.requests.length;
+      await assert.rejects(other.responses.create({ model: 'nat-model', input: 'steal', previous_response_id: first.id }), (e: any) => e.status === 404 && e.param === 'previous_response_id');
+      assert.equal(mock.requests.length, before);
+      const got = await client.responses.retrieve(second.id);
+      assert.equal(got.output_text, 'and now?');
+      await assert.rejects(other.responses.retrieve(second.id), (e: any) => e.status === 404);
+    });
+
+    test('a chain begun on a translated provider is replayed in full to a native one', async () => {
+      const first = await client.responses.create({ model: 'up-model', input: 'translated turn' });
+      assert.match(first.id, /^resp_[0-9a-f]{32}$/);
+      await client.responses.create({ model: 'nat-model', input: 'native turn', previous_response_id: first.id });
+      const sent = mock.requests.at(-1)!.body;
+      assert.equal(sent.previous_response_id, undefined);
+      assert.deepEqual(sent.input, [
+        { type: 'message', role: 'user', content: 'translated turn' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'translated turn' }] },
+        { type: 'message', role: 'user', content: 'native turn' },
+      ]);
+    });
+  });
+}

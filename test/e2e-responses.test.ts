@@ -1,0 +1,175 @@
+// The Responses API end to end with the official openai SDK: the translated
+// path (an OpenAI-compatible chat upstream without a Responses API, and the
+// demo mock-echo), conversation state through previous_response_id, retrieve
+// and delete, and another organisation's id.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { zodTextFormat } from 'openai/helpers/zod';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
+import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+const base = { id: 'chatcmpl-up', object: 'chat.completion', created: 1_700_000_000, model: 'up-model' };
+const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+
+for (const http of HTTP_KINDS) {
+  describe(`responses API (translated) over ${http}`, () => {
+    let mock: OpenAIMock;
+    let gw: TestGateway;
+    let client: OpenAI;
+    let other: OpenAI;
+
+    before(async () => {
+      mock = await startOpenAIMock();
+      gw = await startGateway({ http, config: oneUpstreamConfig(mock.url), env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY } });
+      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('acme'), maxRetries: 0 });
+      other = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('beta'), maxRetries: 0 });
+    });
+    after(async () => { await gw.close(); await mock.close(); });
+
+    test('string input: a response object with output_text, usage and the request settings echoed', async () => {
+      mock.replay = undefined;
+      const { data, response } = await client.responses.create({ model: 'up-model', input: 'hello sluice', instructions: 'Be brief.', temperature: 0.5 }).withResponse();
+      assert.match(data.id, /^resp_/);
+      assert.equal(data.object, 'response');
+      assert.equal(data.status, 'completed');
+      assert.equal(data.model, 'up-model');
+      assert.equal(data.output_text, 'hello sluice');
+      const msg = data.output[0] as any;
+      assert.equal(msg.type, 'message');
+      assert.equal(msg.role, 'assistant');
+      assert.deepEqual(msg.content[0].annotations, []);
+      assert.equal(data.instructions, 'Be brief.');
+      assert.equal(data.temperature, 0.5);
+      assert.equal((data as any).store, true);
+      assert.ok(data.usage!.input_tokens > 0 && data.usage!.total_tokens === data.usage!.input_tokens + data.usage!.output_tokens);
+      assert.equal(data.usage!.input_tokens_details.cached_tokens, 0);
+      assert.equal(data.id.slice(5), response.headers.get('x-request-id')!.slice(4));
+      const sent = mock.requests.at(-1)!.body;
+      assert.deepEqual(sent.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello sluice' }]);
+      assert.equal(sent.temperature, 0.5);
+      const trace = await gw.traces.waitFor(response.headers.get('x-request-id')!);
+      assert.equal(trace.endpoint, 'responses');
+      assert.equal(trace.provider, 'up');
+      assert.equal(trace.prompt_tokens, data.usage!.input_tokens);
+    });
+
+    test('item list input with output_text assistant turns, and retrieve / delete, and another org gets 404', async () => {
+      const r = await client.responses.create({
+        model: 'up-model',
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'first' }] },
+          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] } as any,
+          { role: 'user', content: 'second turn' },
+        ],
+      });
+      assert.equal(r.output_text, 'second turn');
+      const sent = mock.requests.at(-1)!.body.messages;
+      assert.deepEqual(sent.map((m: any) => [m.role, m.content]), [['user', 'first'], ['assistant', 'ok'], ['user', 'second turn']]);
+      const got = await client.responses.retrieve(r.id);
+      assert.equal(got.id, r.id);
+      assert.equal(got.output_text, 'second turn');
+      await assert.rejects(other.responses.retrieve(r.id), (e: any) => e.status === 404 && e.code === 'not_found');
+      await assert.rejects(other.responses.delete(r.id), (e: any) => e.status === 404);
+      await client.responses.delete(r.id);
+      await assert.rejects(client.responses.retrieve(r.id), (e: any) => e.status === 404);
+    });
+
+    test('stream: typed events in order with sequence numbers, finalResponse()', async () => {
+      mock.replay = undefined;
+      const stream = client.responses.stream({ model: 'up-model', input: 'one two three' });
+      const types: string[] = [];
+      const seqs: number[] = [];
+      let text = '';
+      for await (const ev of stream) {
+        types.push(ev.type);
+        seqs.push(ev.sequence_number);
+        if (ev.type === 'response.output_text.delta') text += ev.delta;
+      }
+      const final = await stream.finalResponse();
+      assert.equal(text, 'one two three');
+      assert.equal(final.output_text, 'one two three');
+      assert.equal(final.status, 'completed');
+      assert.ok(final.usage!.total_tokens > 0);
+      assert.deepEqual(seqs, seqs.map((_, i) => i));
+      const distinct = types.filter((t, i) => t !== types[i - 1]);
+      assert.deepEqual(distinct, [
+        'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+        'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed',
+      ]);
+    });
+
+    test('function calling, then a second turn through previous_response_id', async () => {
+      mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' }], usage } };
+      const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true }];
+      const first = await client.responses.create({ model: 'up-model', input: 'Weather in Paris?', tools });
+      const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+      assert.equal(call.type, 'function_call');
+      assert.equal(call.call_id, 'call_abc');
+      assert.equal(call.name, 'get_weather');
+      assert.equal(call.arguments, '{"city":"Paris"}');
+      assert.match(call.id!, /^fc_/);
+      assert.deepEqual(mock.requests.at(-1)!.body.tools, [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: tools[0]!.type === 'function' ? tools[0]!.parameters : {}, strict: true } }]);
+      mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny, 21C' }, finish_reason: 'stop' }], usage } };
+      const second = await client.responses.create({
+        model: 'up-model', previous_response_id: first.id, tools,
+        input: [{ type: 'function_call_output', call_id: 'call_abc', output: '{"temp":21}' }],
+      });
+      assert.equal(second.output_text, 'Sunny, 21C');
+      assert.equal(second.previous_response_id, first.id);
+      const sent = mock.requests.at(-1)!.body.messages;
+      assert.deepEqual(sent, [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'call_abc', content: '{"temp":21}' },
+      ]);
+      await assert.rejects(other.responses.create({ model: 'mock-echo', input: 'x', previous_response_id: first.id }), (e: any) => e.status === 404 && e.param === 'previous_response_id');
+    });
+
+    test('responses.parse with a zod schema: text.format becomes response_format', async () => {
+      mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: '{"name":"Ada","age":36}' }, finish_reason: 'stop' }], usage } };
+      const Person = z.object({ name: z.string(), age: z.number() });
+      const r = await client.responses.parse({ model: 'up-model', input: 'Who?', text: { format: zodTextFormat(Person, 'person') } });
+      assert.deepEqual(r.output_parsed, { name: 'Ada', age: 36 });
+      const rf = mock.requests.at(-1)!.body.response_format;
+      assert.equal(rf.type, 'json_schema');
+      assert.equal(rf.json_schema.name, 'person');
+      assert.equal(rf.json_schema.strict, true);
+      assert.equal(rf.json_schema.schema.type, 'object');
+    });
+
+    test('what cannot be translated is a 400 naming it; store:false stores nothing', async () => {
+      mock.replay = undefined;
+      await assert.rejects(client.responses.create({ model: 'up-model', input: 'x', tools: [{ type: 'web_search' } as any] }), (e: any) => e.status === 400 && e.param === 'tools.0.type');
+      await assert.rejects(client.responses.create({ model: 'up-model', input: 'x', prompt: { id: 'pmpt_1' } } as any), (e: any) => e.status === 400 && e.param === 'prompt');
+      const r = await client.responses.create({ model: 'up-model', input: 'ephemeral', store: false, prompt_cache_key: 'k' });
+      assert.equal((r as any).store, false);
+      await new Promise((ok) => setTimeout(ok, 100));
+      const rows = await gw.app.services.pool.query('SELECT id FROM responses WHERE id = $1', [r.id]);
+      assert.equal(rows.rowCount, 0);
+      await assert.rejects(client.responses.retrieve(r.id), (e: any) => e.status === 404);
+    });
+
+    test('item_reference names a stored item of this organisation only', async () => {
+      mock.replay = undefined;
+      const first = await client.responses.create({ model: 'up-model', input: 'referenced answer' });
+      const ref = { type: 'item_reference', id: first.output[0]!.id } as any;
+      await client.responses.create({ model: 'up-model', input: [ref, { role: 'user', content: 'go on' }] });
+      assert.deepEqual(mock.requests.at(-1)!.body.messages, [{ role: 'assistant', content: 'referenced answer' }, { role: 'user', content: 'go on' }]);
+      await assert.rejects(other.responses.create({ model: 'mock-echo', input: [ref] }), (e: any) => e.status === 404 && e.param === 'input.0.id');
+    });
+
+    test('the demo mock-echo answers through the translated path, JSON and stream', async () => {
+      const r = await other.responses.create({ model: 'mock-echo', input: 'echo me' });
+      assert.equal(r.output_text, 'echo me');
+      const s = other.responses.stream({ model: 'mock-echo', input: 'stream me please' });
+      for await (const _ of s) { /* drain */ }
+      assert.equal((await s.finalResponse()).output_text, 'stream me please');
+    });
+  });
+}

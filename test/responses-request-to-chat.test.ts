@@ -1,0 +1,72 @@
+// Responses request -> chat request: items, tools, formats, and the fields
+// that are refused rather than dropped.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseResponsesRequest } from '../src/responses/request-parse.js';
+import { toChatRequest } from '../src/responses/request-to-chat.js';
+import { itemsToMessages } from '../src/responses/items-to-messages.js';
+import { GatewayError } from '../src/errors.js';
+
+const translate = (body: Record<string, unknown>) => {
+  const req = parseResponsesRequest({ model: 'm', ...body });
+  return toChatRequest(req, itemsToMessages(req.input, (i) => `input.${i}`));
+};
+const refused = (param: string) => (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === param;
+
+test('items become messages: parts, images, parallel function calls joined, tool outputs, reasoning left out', () => {
+  const chat = translate({ input: [
+    { role: 'developer', content: [{ type: 'input_text', text: 'dev' }] },
+    { role: 'user', content: [{ type: 'input_text', text: 'see ' }, { type: 'input_image', image_url: 'https://x/img.png', detail: 'low' }] },
+    { type: 'reasoning', id: 'rs_1', summary: [] },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'calling', annotations: [] }] },
+    { type: 'function_call', call_id: 'c1', name: 'a', arguments: '{}' },
+    { type: 'function_call', call_id: 'c2', name: 'b', arguments: '{"x":1}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'r1' },
+    { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 'r2' }] },
+  ] });
+  assert.deepEqual(chat.messages, [
+    { role: 'developer', content: 'dev' },
+    { role: 'user', content: [{ type: 'text', text: 'see ' }, { type: 'image_url', image_url: { url: 'https://x/img.png', detail: 'low' } }] },
+    { role: 'assistant', content: 'calling', tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'a', arguments: '{}' } },
+      { id: 'c2', type: 'function', function: { name: 'b', arguments: '{"x":1}' } },
+    ] },
+    { role: 'tool', tool_call_id: 'c1', content: 'r1' },
+    { role: 'tool', tool_call_id: 'c2', content: 'r2' },
+  ]);
+  assert.equal(chat.n, 1);
+});
+
+test('settings map onto chat fields', () => {
+  const chat = translate({
+    input: 'hi', temperature: 0.2, top_p: 0.9, max_output_tokens: 50, user: 'u1', parallel_tool_calls: false,
+    tools: [{ type: 'function', name: 'f', description: 'd', parameters: { type: 'object' }, strict: true }],
+    tool_choice: { type: 'function', name: 'f' }, text: { format: { type: 'json_schema', name: 's', schema: { type: 'object' }, strict: true } },
+    reasoning: { effort: 'low', summary: 'auto' }, metadata: { a: 'b' }, store: false, prompt_cache_key: 'k', include: ['reasoning.encrypted_content'],
+  });
+  assert.deepEqual(chat.raw, {
+    model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0.2, top_p: 0.9, max_tokens: 50, user: 'u1',
+    tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } }],
+    tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: false,
+    response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object' }, strict: true } },
+    reasoning_effort: 'low',
+  });
+  assert.equal(chat.max_tokens, 50);
+  assert.deepEqual(translate({ input: 'x', text: { format: { type: 'json_object' } } }).raw.response_format, { type: 'json_object' });
+  assert.equal(translate({ input: 'x', text: { format: { type: 'text' } } }).raw.response_format, undefined);
+});
+
+test('what cannot be honoured is a 400 naming the field', () => {
+  assert.throws(() => translate({ input: 'x', tools: [{ type: 'file_search' }] }), refused('tools.0.type'));
+  assert.throws(() => translate({ input: 'x', tool_choice: { type: 'web_search_preview' } }), refused('tool_choice'));
+  assert.throws(() => translate({ input: 'x', background: true }), refused('background'));
+  assert.throws(() => translate({ input: 'x', truncation: 'auto' }), refused('truncation'));
+  assert.throws(() => translate({ input: 'x', include: ['file_search_call.results'] }), refused('include'));
+  assert.throws(() => translate({ input: 'x', text: { verbosity: 'low' } }), refused('text.verbosity'));
+  assert.throws(() => translate({ input: 'x', brand_new_field: 1 }), refused('brand_new_field'));
+  assert.throws(() => translate({ input: [{ type: 'web_search_call', id: 'ws' }] }), refused('input.0.type'));
+  assert.throws(() => translate({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }), refused('input.0.content.0.type'));
+  assert.throws(() => translate({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] }), refused('input.0.content.0.file_id'));
+  assert.throws(() => parseResponsesRequest({ model: 'm', input: 3 }), refused('input'));
+  assert.throws(() => parseResponsesRequest({ model: 'm', input: [{ content: 'no role' }] }), refused('input.0.type'));
+});
