@@ -228,3 +228,49 @@ describe('routes listing', () => {
     assert.equal(bad.body.error.param, 'enabled');
   });
 });
+
+describe('routes API: action.fallbacks on pin rules', () => {
+  let mock: OpenAIMock;
+  let gw: TestGateway;
+  let admin: string;
+  const api = (method: string, path: string, body?: unknown) => call(gw.url, admin, method, path, body);
+  const fb = [{ provider: 'up', model: 'up-dear' }, { provider: 'offline', model: 'off-model' }];
+
+  before(async () => { ({ mock, gw, admin } = await startRoutingGateway()); });
+  after(async () => { await gw.close(); await mock.close(); });
+
+  test('stored and returned in order; an empty list is the same as none', async () => {
+    const r = await api('POST', '/v1/routes', pin('fb1', { action: { provider: 'up', model: 'up-cheap', fallbacks: fb } }));
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body.action, { provider: 'up', model: 'up-cheap', fallbacks: fb });
+    assert.deepEqual((await api('GET', `/v1/routes/${r.body.id}`)).body.action, r.body.action);
+    const empty = await api('POST', '/v1/routes', pin('fb2', { action: { provider: 'up', model: 'up-cheap', fallbacks: [] } }));
+    assert.deepEqual(empty.body.action, { provider: 'up', model: 'up-cheap' });
+  });
+
+  test('invalid fallbacks are 400 naming the field', async () => {
+    const cases: Array<[unknown, string]> = [
+      [[{ provider: 'up', model: 'up-dear' }, { provider: 'up' }], 'action.fallbacks.1.model'],
+      [[{ model: 'up-dear' }], 'action.fallbacks.0.provider'],
+      [[{ provider: 'up', model: 'up-dear', weight: 1 }], 'action.fallbacks.0.weight'],
+      [{ provider: 'up' }, 'action.fallbacks'],
+      [Array.from({ length: 6 }, () => ({ provider: 'up', model: 'up-dear' })), 'action.fallbacks'],
+    ];
+    for (const [fallbacks, param] of cases) {
+      const r = await api('POST', '/v1/routes', pin('fb-bad', { action: { provider: 'up', model: 'up-cheap', fallbacks } }));
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.param, param, r.text);
+    }
+    const auto = await api('POST', '/v1/routes', { name: 'fb-auto', action_kind: 'auto', match: { requested_model: 'x' }, action: { fallbacks: fb } });
+    assert.equal(auto.body.error.param, 'action.fallbacks', 'auto rules take the organisation\'s fallbacks, not their own');
+  });
+
+  test('PUT without fallbacks resets them; PATCH of another field keeps them', async () => {
+    const r = await api('POST', '/v1/routes', pin('fb3', { action: { provider: 'up', model: 'up-cheap', fallbacks: fb } }));
+    const patched = await api('PATCH', `/v1/routes/${r.body.id}`, { priority: 4 });
+    assert.deepEqual(patched.body.action.fallbacks, fb);
+    const put = await api('PUT', `/v1/routes/${r.body.id}`, pin('fb3'));
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.body.action, { provider: 'up', model: 'up-cheap' });
+  });
+});

@@ -8,25 +8,31 @@ import { readJsonObject } from '../pipeline/read-json.js';
 import { sendEmpty, sendJson } from '../pipeline/reply.js';
 import { createKey, listKeys, revokeKey } from '../store/api-keys-repo.js';
 import { requireAdmin } from './management-auth.js';
-import { parse } from './validate.js';
+import { parse, storedText } from './validate.js';
+import { createKeyLimits, limitsBody, withLimits } from './api-key-limits.js';
+import { getKeyLimits } from '../store/limits-repo.js';
 
 const createBody = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: storedText(200),
   role: z.enum(['admin', 'user']).default('user'),
+  limits: limitsBody.optional(),
 });
 
 export const listKeysHandler: Handler = async (svc, ctx, req, res) => {
   const org = await requireAdmin(svc, ctx, req);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ object: 'list', data: await listKeys(svc.pool, org) }), ctx.requestId);
+  const keys = await listKeys(svc.pool, org);
+  const limits = await getKeyLimits(svc.pool, keys.map((k) => k.id));
+  sendJson(res, 200, JSON.stringify({ object: 'list', data: keys.map((k) => withLimits(k, limits.get(k.id))) }), ctx.requestId);
 };
 
 export const createKeyHandler: Handler = async (svc, ctx, req, res) => {
   const org = await requireAdmin(svc, ctx, req);
   const body = parse(createBody, await readJsonObject(req));
   const key = await createKey(svc.pool, org, body.name, body.role);
+  const limits = await createKeyLimits(svc, key.id, org, body.limits);
   ctx.trace.status_code = 201;
-  sendJson(res, 201, JSON.stringify({ object: 'api_key', ...key }), ctx.requestId);
+  sendJson(res, 201, JSON.stringify({ object: 'api_key', ...key, ...(limits ? { limits } : {}) }), ctx.requestId);
 };
 
 export const revokeKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {

@@ -10,17 +10,20 @@
 // rule changing.
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { parse } from './validate.js';
+import { parse, storedText } from './validate.js';
+import { MAX_FALLBACKS } from '../config/resilience-schema.js';
 import type { RouteDefinition, RouteView } from '../store/routes-repo.js';
 
 const INT32 = { min: -2_147_483_648, max: 2_147_483_647 };
 const priority = z.number().int().min(INT32.min).max(INT32.max);
-const match = z.strictObject({ requested_model: z.string().min(1).max(256) });
-const pinAction = z.strictObject({ provider: z.string().min(1).max(128), model: z.string().min(1).max(256) });
+const match = z.strictObject({ requested_model: storedText(256) });
+const target = z.strictObject({ provider: storedText(128), model: storedText(256) });
+// Fallbacks are checked like the pin itself: shape here, activation when a request uses them.
+const pinAction = target.extend({ fallbacks: z.array(target).max(MAX_FALLBACKS).optional() });
 const autoAction = z.strictObject({}).default({});
 
 const fields = {
-  name: z.string().min(1).max(200),
+  name: storedText(200),
   priority,
   enabled: z.boolean(),
   action_kind: z.enum(['pin', 'auto']),
@@ -42,9 +45,15 @@ function withoutReadOnly(body: Record<string, unknown>): Record<string, unknown>
 function definition(d: z.output<typeof full>): RouteDefinition {
   const m = parse(match, d.match, ['match']);
   const action = d.action_kind === 'pin'
-    ? (d.action === undefined ? missingPinAction() : parse(pinAction, d.action, ['action']))
+    ? (d.action === undefined ? missingPinAction() : withoutEmptyFallbacks(parse(pinAction, d.action, ['action'])))
     : parse(autoAction, d.action, ['action']);
   return { name: d.name, priority: d.priority, enabled: d.enabled, action_kind: d.action_kind, match: m, action };
+}
+
+/** No fallbacks and an empty list are one state, stored and shown as the plain {provider, model}. */
+function withoutEmptyFallbacks(a: z.output<typeof pinAction>): RouteDefinition['action'] {
+  const { fallbacks, ...pin } = a;
+  return fallbacks?.length ? { ...pin, fallbacks } : pin;
 }
 
 function missingPinAction(): never {

@@ -1,6 +1,7 @@
 // Each organisation's view of the catalogue, compiled once per config: what it
 // activated, by id and by alias, in the order resolution prefers (file entries
 // before built-ins, then the organisation's own activation order).
+import type { FallbackTarget } from '../config/resilience-schema.js';
 import type { ModelEntry } from '../domain.js';
 import type { Config } from '../config/load-config.js';
 
@@ -12,6 +13,8 @@ export interface OrgCatalogue {
   readonly byId: ReadonlyMap<string, readonly ModelEntry[]>;
   readonly byAlias: ReadonlyMap<string, readonly ModelEntry[]>;
   readonly autoPreference: readonly string[] | undefined;
+  /** organizations[].fallbacks: for what `auto` and aliases chose, never for explicit ids. */
+  readonly fallbacks?: readonly FallbackTarget[] | undefined;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -34,7 +37,7 @@ export function compileOrgCatalogues(config: Config): ReadonlyMap<string, OrgCat
         for (const alias of entry.aliases) push(byAlias, alias, entry);
       }
     }
-    out.set(org.id, Object.freeze({ orgId: org.id, chat, byId, byAlias, autoPreference: org.auto_preference }));
+    out.set(org.id, Object.freeze({ orgId: org.id, chat, byId, byAlias, autoPreference: org.auto_preference, fallbacks: org.fallbacks }));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // activated model id goes straight to its provider (rules never apply to it);
 // then the organisation's routing rules, highest priority first; then the
 // catalogue's default aliases and `auto`.
+import type { FallbackTarget } from '../config/resilience-schema.js';
 import type { ModelEntry } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { pickAuto, type Candidate } from './auto-picker.js';
@@ -13,6 +14,8 @@ export interface RuleTarget {
   kind: 'pin' | 'auto';
   provider?: string;
   model?: string;
+  /** Pin rules: tried in order when the pinned target fails before the first byte. */
+  fallbacks?: readonly FallbackTarget[];
 }
 
 /** Returns the first enabled rule matching `requestedModel` for the organisation, if any. */
@@ -23,6 +26,8 @@ export interface Resolution {
   route_reason: string;
   /** What `auto` considered; empty for other resolutions. */
   candidates: Candidate[];
+  /** Targets to try, in order, when `entry` fails before the first byte; absent for explicit model ids. */
+  fallbacks?: readonly FallbackTarget[] | undefined;
 }
 
 export interface ResolveInput {
@@ -43,20 +48,21 @@ export function resolveChat(
   const rule = matchRule(cat.orgId, input.model);
   if (rule) {
     const reason = `rule:${rule.name}`;
-    if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason };
+    if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason, fallbacks: cat.fallbacks };
     const entry = cat.byId.get(rule.model!)?.find((e) => e.provider === rule.provider && e.type === 'chat');
     if (!entry) {
       throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, which this organisation has not activated.`);
     }
-    if (!isConfigured(entry.provider)) {
+    // With fallbacks an unconfigured pin is not an error: the dispatcher skips it, and the trace says so.
+    if (!isConfigured(entry.provider) && !rule.fallbacks?.length) {
       throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, whose provider has no credential mounted.`);
     }
-    return { entry, route_reason: reason, candidates: [] };
+    return { entry, route_reason: reason, candidates: [], fallbacks: rule.fallbacks };
   }
 
-  if (input.model === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: 'default' };
+  if (input.model === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: 'default', fallbacks: cat.fallbacks };
   const aliased = cat.byAlias.get(input.model);
-  if (aliased?.length) return { entry: firstConfigured(aliased, isConfigured, input.model), route_reason: 'default', candidates: [] };
+  if (aliased?.length) return { entry: firstConfigured(aliased, isConfigured, input.model), route_reason: 'default', candidates: [], fallbacks: cat.fallbacks };
   throw new GatewayError('model_not_found', `The model "${input.model}" does not exist or is not activated for this organisation.`, { param: 'model' });
 }
 

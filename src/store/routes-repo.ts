@@ -13,7 +13,7 @@ export interface RouteDefinition {
   enabled: boolean;
   action_kind: ActionKind;
   match: { requested_model: string };
-  action: { provider?: string; model?: string };
+  action: { provider?: string; model?: string; fallbacks?: Array<{ provider: string; model: string }> };
 }
 
 export interface RouteView extends RouteDefinition {

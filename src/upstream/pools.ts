@@ -7,12 +7,25 @@ export interface PoolOptions {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   connections: number;
+  /** Caps on what one upstream answer may hold in memory. */
+  limits: ExchangeLimits;
+}
+
+export interface ExchangeLimits {
+  /** A JSON answer or an error body is held whole; past this it is cut off (502). */
+  maxResponseBytes: number;
+  /** One SSE event, or one unterminated line, in characters; a stream itself is consumed as it goes. */
+  maxEventBytes: number;
 }
 
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly opts: PoolOptions) {}
+  readonly limits: ExchangeLimits;
+
+  constructor(private readonly opts: PoolOptions) {
+    this.limits = opts.limits;
+  }
 
   get(origin: string): Pool {
     let pool = this.pools.get(origin);

@@ -1,0 +1,105 @@
+// Who is limited to what, and the store that counts. Organisation limits come
+// from the config; key limits from Postgres, polled like routing rules, so a
+// request reads only Maps. Budget counters are seeded from the traces' spend
+// in the current period at start, when a key gains a budget, and when Redis
+// comes back (it may have lost them), so a restart never resets spend.
+import type pg from 'pg';
+import type { LimitSpec } from '../config/resilience-schema.js';
+import { keyLimitsChangedSince, spendSince } from '../store/limits-repo.js';
+import { periodOf, spendTtlMs, type Period } from './periods.js';
+import type { LimitStore } from './store.js';
+
+export type Scope = 'key' | 'org';
+
+export interface LimitsOptions {
+  pool: pg.Pool;
+  store: LimitStore;
+  prefix: string;
+  orgSpecs: ReadonlyMap<string, LimitSpec>;
+  pollMs: number;
+  onError(err: unknown): void;
+}
+
+/** Poll reads overlap by this much, so a write committed just after a poll read its clock is not missed. */
+const POLL_OVERLAP_MS = 2_000;
+
+export class Limits {
+  readonly store: LimitStore;
+  private keys = new Map<string, LimitSpec>();
+  private since: Date | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly o: LimitsOptions) {
+    this.store = o.store;
+  }
+
+  /** The hot path's first question; two Map reads and no allocation when nothing applies. */
+  keySpec(keyId: string): LimitSpec | undefined { return this.keys.get(keyId); }
+  orgSpec(org: string): LimitSpec | undefined { return this.o.orgSpecs.get(org); }
+
+  rateKey(scope: Scope, id: string, kind: 'r' | 't'): string {
+    return `${this.o.prefix}rl:${scope === 'key' ? 'k' : 'o'}:${id}:${kind}`;
+  }
+
+  spendKey(scope: Scope, id: string, period: Period, now: number): string {
+    return `${this.o.prefix}spend:${scope === 'key' ? 'k' : 'o'}:${id}:${periodOf(period, now).tag}`;
+  }
+
+  /** Rejects when Postgres cannot be read; polling goes on regardless and catches up. */
+  async start(): Promise<void> {
+    this.timer = setInterval(() => { void this.refresh(); }, this.o.pollMs);
+    this.timer.unref();
+    await this.poll();
+    await this.seed('org', [...this.o.orgSpecs]);
+  }
+
+  /** Polls now (after this instance wrote a key's limits); concurrent calls share one poll. */
+  refresh(): Promise<void> {
+    this.running ??= this.poll().catch(this.o.onError).finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
+  /** Re-seeds every budget counter: Redis came back, possibly empty. */
+  reseed(): Promise<void> {
+    return Promise.all([
+      this.seed('org', [...this.o.orgSpecs]),
+      this.seed('key', [...this.keys]),
+    ]).then(() => {}, this.o.onError);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.store.close();
+  }
+
+  private async poll(): Promise<void> {
+    const { rows, at } = await keyLimitsChangedSince(this.o.pool, this.since);
+    this.since = new Date(at.getTime() - POLL_OVERLAP_MS);
+    if (!rows.length) return;
+    const next = new Map(this.keys);
+    const budgeted: Array<[string, LimitSpec]> = [];
+    for (const r of rows) {
+      const empty = r.limits.rpm === undefined && r.limits.tpm === undefined && r.limits.budget_usd === undefined;
+      const old = this.keys.get(r.api_key_id);
+      if (empty) next.delete(r.api_key_id); else next.set(r.api_key_id, r.limits);
+      const b = r.limits.budget_usd;
+      if (b && old?.budget_usd?.period !== b.period) budgeted.push([r.api_key_id, r.limits]);
+    }
+    // Swapped whole, so a request never sees half a poll.
+    this.keys = next;
+    await this.seed('key', budgeted);
+  }
+
+  private async seed(scope: Scope, specs: Array<[string, LimitSpec]>): Promise<void> {
+    const now = Date.now();
+    for (const period of ['day', 'month'] as const) {
+      const ids = specs.filter(([, s]) => s.budget_usd?.period === period).map(([id]) => id);
+      if (!ids.length) continue;
+      const w = periodOf(period, now);
+      const sums = await spendSince(this.o.pool, scope === 'key' ? 'api_key_id' : 'organization_id', ids, w.startMs);
+      for (const id of ids) await this.store.seed(this.spendKey(scope, id, period, now), sums.get(id) ?? 0, spendTtlMs(w, now));
+    }
+  }
+}

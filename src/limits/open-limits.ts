@@ -1,0 +1,35 @@
+// Builds the limiter for app.ts: Redis-backed when REDIS_URL is set (its own
+// connection, failing fast like the key cache's), in process otherwise.
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import type { Config } from '../config/load-config.js';
+import type { LimitSpec } from '../config/resilience-schema.js';
+import { openRedis, whenReady } from '../store/redis-client.js';
+import { Limits } from './limits.js';
+import { LocalStore } from './local-store.js';
+import { RedisStore } from './redis-store.js';
+
+export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string | undefined, log: Logger): Promise<{ limits: Limits; close(): Promise<void> }> {
+  const orgSpecs = new Map<string, LimitSpec>();
+  for (const o of config.organizations.values()) if (o.limits) orgSpecs.set(o.id, o.limits);
+  const onError = (err: unknown) => log.warn({ err }, 'limits: store or poll failed; deciding in process');
+  const redis = redisUrl ? openRedis(redisUrl, log) : undefined;
+  if (redis) await whenReady(redis, 1_000);
+  const store = redis ? new RedisStore(redis, onError) : new LocalStore();
+  const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError });
+  try {
+    await limits.start();
+  } catch (err) {
+    // Postgres down at start: limits apply from memory with zero spend until a poll succeeds.
+    onError(err);
+  }
+  // A Redis that restarted lost its counters: put back what the traces say was spent.
+  redis?.on('ready', () => { void limits.reseed(); });
+  return {
+    limits,
+    async close() {
+      await limits.stop();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

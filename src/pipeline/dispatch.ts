@@ -1,0 +1,93 @@
+// The dispatch stage with its resilience: the resolved target and its
+// fallbacks, each with retries and a circuit breaker (src/upstream/resilient.ts).
+// It writes what happened onto the trace (final provider and model, the
+// attempts when there was more than one, fallback_from) and points the
+// resolution at the model that answered, so that pricing and the `model`
+// field follow it. Rate-limit headers of the caller's own limits are merged here.
+import type { ChatRequest, EmbeddingsRequest, ModelEntry, PassHeaders, UpstreamAttempt, UpstreamTarget } from '../domain.js';
+import type { ClientSignal } from '../http/client-signal.js';
+import { rateHeaders } from '../limits/gate.js';
+import type { Resolution } from '../routing/resolve-chat.js';
+import { runChain, type ChainDeps } from '../upstream/resilient.js';
+import type { ChatOutcome, StreamOutcome } from '../upstream/upstream.js';
+import type { RequestContext } from './request-context.js';
+import { catalogueFor, targetFor, type Services } from './services.js';
+
+export function chainDeps(svc: Services): ChainDeps {
+  return {
+    circuits: svc.circuits,
+    isConfigured: (p) => svc.credentials.isConfigured(p),
+    target: (e) => targetFor(svc, e),
+    retryPolicy: (p) => svc.config.providers.get(p)!.retry,
+  };
+}
+
+/** The resolved entry, then each activated fallback once; a fallback the organisation has not activated is left out. */
+function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
+  const chain = [route.entry];
+  if (!route.fallbacks?.length) return chain;
+  const cat = catalogueFor(svc, org);
+  for (const f of route.fallbacks) {
+    const e = cat.byId.get(f.model)?.find((x) => x.provider === f.provider && x.type === 'chat');
+    if (e && !chain.includes(e)) chain.push(e);
+  }
+  return chain;
+}
+
+function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEntry, answered?: ModelEntry): void {
+  if (attempts.length > 1) ctx.trace.attempts = attempts;
+  if (answered && answered !== first) {
+    ctx.trace.fallback_from = `${first.provider}/${first.id}`;
+    ctx.trace.provider = answered.provider;
+    ctx.trace.model = answered.id;
+  }
+}
+
+async function run<T>(svc: Services, ctx: RequestContext, chain: ModelEntry[], signal: ClientSignal, op: (t: UpstreamTarget) => Promise<T>): Promise<{ value: T; entry: ModelEntry }> {
+  const attempts: UpstreamAttempt[] = [];
+  try {
+    const r = await runChain(svc.deps, chain, signal, op, attempts);
+    record(ctx, attempts, chain[0]!, r.entry);
+    return r;
+  } catch (err) {
+    record(ctx, attempts, chain[0]!);
+    throw err;
+  }
+}
+
+/** Our limits' headers replace the upstream's of the same kind (docs/limits.md). */
+function withLimitHeaders(ctx: RequestContext, upstream: PassHeaders): PassHeaders {
+  return ctx.admission ? rateHeaders(ctx.admission, upstream) : upstream;
+}
+
+export async function dispatchChat(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
+  const chain = chainOf(svc, ctx.key!.organization_id, route);
+  const { value, entry } = await run(svc, ctx, chain, signal, (t) => svc.upstream.chat(t, req, signal));
+  route.entry = entry;
+  return { ...value, headers: withLimitHeaders(ctx, value.headers) };
+}
+
+/** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
+export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
+  const chain = chainOf(svc, ctx.key!.organization_id, route);
+  const { value, entry } = await run(svc, ctx, chain, signal, (t) => svc.upstream.chatStream(t, req, signal));
+  route.entry = entry;
+  return { ...value, headers: withLimitHeaders(ctx, value.headers) };
+}
+
+/** Embeddings are never routed, so they have no fallbacks; retries and the circuit still apply. */
+export async function dispatchEmbeddings(svc: Services, ctx: RequestContext, entry: ModelEntry, req: EmbeddingsRequest, signal: ClientSignal) {
+  const { value } = await run(svc, ctx, [entry], signal, (t) => svc.upstream.embeddings(t, req, signal));
+  return { ...value, headers: withLimitHeaders(ctx, []) };
+}
+
+/**
+ * A native Responses call: retries and the circuit apply; fallbacks do not,
+ * since another provider would not speak the Responses API.
+ */
+export async function dispatchNative<T extends { headers: PassHeaders }>(
+  svc: Services, ctx: RequestContext, route: Resolution, signal: ClientSignal, op: (t: UpstreamTarget) => Promise<T>,
+): Promise<T> {
+  const { value } = await run(svc, ctx, [route.entry], signal, op);
+  return { ...value, headers: withLimitHeaders(ctx, value.headers) };
+}

@@ -1,0 +1,97 @@
+// A circuit breaker per upstream (provider + origin). Closed, it counts
+// failed calls (a call is judged after its retries); it opens after `consecutive_failures` in a row, or when the calls
+// of one tumbling window of `window_ms` (at least `min_requests` of them)
+// failed at `failure_rate` or more. Open, it refuses at once, so callers go to
+// a fallback or get a fast 503 instead of waiting on timeouts. After `open_ms`
+// it lets one probe through (half-open): success closes it, failure re-opens.
+// A 429 is not a failure here: a rate-limited upstream is healthy, and its
+// retry-after already says when to come back.
+import type { CircuitPolicy } from '../config/resilience-schema.js';
+import { GatewayError } from '../errors.js';
+import { isRetryable } from './retry.js';
+
+export const enum CircuitState { Closed = 0, HalfOpen = 1, Open = 2 }
+
+/** True when an attempt's outcome counts against the upstream's health. */
+export function isOutage(err: unknown): boolean {
+  return isRetryable(err) && !(err instanceof GatewayError && err.upstreamStatus === 429);
+}
+
+export class Circuit {
+  state: CircuitState = CircuitState.Closed;
+  private consecutive = 0;
+  private windowStart = 0;
+  private calls = 0;
+  private failures = 0;
+  private openedAt = 0;
+  private probing = false;
+
+  constructor(private readonly policy: CircuitPolicy, private readonly now: () => number = Date.now) {}
+
+  /** May a call go now? In half-open, only one probe at a time. */
+  allow(): boolean {
+    if (this.state === CircuitState.Closed) return true;
+    if (this.state === CircuitState.Open) {
+      if (this.now() - this.openedAt < this.policy.open_ms) return false;
+      this.state = CircuitState.HalfOpen;
+    }
+    if (this.probing) return false;
+    this.probing = true;
+    return true;
+  }
+
+  /** Reports one attempt's outcome. */
+  record(failed: boolean): void {
+    if (this.state !== CircuitState.Closed) {
+      this.probing = false;
+      if (failed) this.open(); else this.close();
+      return;
+    }
+    const now = this.now();
+    if (now - this.windowStart >= this.policy.window_ms) { this.windowStart = now; this.calls = 0; this.failures = 0; }
+    this.calls++;
+    if (!failed) { this.consecutive = 0; return; }
+    this.failures++;
+    this.consecutive++;
+    const p = this.policy;
+    if (this.consecutive >= p.consecutive_failures || (this.calls >= p.min_requests && this.failures / this.calls >= p.failure_rate)) this.open();
+  }
+
+  /** A probe that ended without an outcome (the caller left): let the next one through. */
+  release(): void {
+    this.probing = false;
+  }
+
+  private open(): void {
+    this.state = CircuitState.Open;
+    this.openedAt = this.now();
+  }
+
+  private close(): void {
+    this.state = CircuitState.Closed;
+    this.consecutive = 0;
+    this.calls = 0;
+    this.failures = 0;
+    this.windowStart = this.now();
+  }
+}
+
+/** One circuit per provider and origin, created on first use; exposed as a gauge at scrape time. */
+export class Circuits {
+  readonly all = new Map<string, { provider: string; origin: string; circuit: Circuit }>();
+  private readonly origins = new Map<string, string>();
+
+  constructor(private readonly policy: CircuitPolicy) {}
+
+  get(provider: string, baseUrl: string): Circuit {
+    let origin = this.origins.get(baseUrl);
+    if (origin === undefined) {
+      try { origin = new URL(baseUrl).origin; } catch { origin = baseUrl; }
+      this.origins.set(baseUrl, origin);
+    }
+    const key = `${provider} ${origin}`;
+    let hit = this.all.get(key);
+    if (!hit) { hit = { provider, origin, circuit: new Circuit(this.policy) }; this.all.set(key, hit); }
+    return hit.circuit;
+  }
+}

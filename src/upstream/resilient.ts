@@ -1,0 +1,87 @@
+// Retries, fallbacks and circuit breaking around one upstream operation. The
+// chain is the resolved target first, then its fallbacks; each is skipped when
+// its provider has no credential or its circuit is open, and otherwise tried
+// with its provider's retry policy. The next target is tried only after a
+// failure that another upstream might not have: a caller's own mistake (400,
+// 404, 413, 422) is returned as it is, since every target would refuse it too.
+import type { RetryPolicy } from '../config/resilience-schema.js';
+import type { ModelEntry, UpstreamAttempt, UpstreamTarget } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { ClientSignal } from '../http/client-signal.js';
+import { CircuitState, isOutage, type Circuits } from './circuit.js';
+import { isRetryable, withRetry } from './retry.js';
+
+export interface ChainDeps {
+  circuits: Circuits;
+  isConfigured(provider: string): boolean;
+  target(entry: ModelEntry): UpstreamTarget;
+  retryPolicy(provider: string): RetryPolicy;
+  /** Injectable jitter, for tests that bound the waits. */
+  random?: () => number;
+}
+
+export interface ChainResult<T> {
+  value: T;
+  entry: ModelEntry;
+  /** Index in the chain of the target that answered: 0 is the primary. */
+  index: number;
+  attempts: UpstreamAttempt[];
+}
+
+/** The status an attempt is recorded with. */
+function attemptStatus(err: unknown, signal: ClientSignal): number {
+  if (err === undefined) return 200;
+  if (signal.aborted) return 499;
+  if (err instanceof GatewayError) return err.upstreamStatus ?? (err.code === 'upstream_timeout' ? 504 : err.status);
+  return 500;
+}
+
+/** Failures after which the next target is worth a try. */
+function worthFallback(err: unknown): boolean {
+  if (isRetryable(err)) return true;
+  // The provider refused the gateway's own credential (a 502 carrying the upstream's 401/403): another provider may not.
+  return err instanceof GatewayError && err.code === 'upstream_error' && err.status === 502;
+}
+
+export async function runChain<T>(
+  deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, op: (target: UpstreamTarget) => Promise<T>,
+  /** Filled as the chain runs, so the caller has it when the chain throws too. */
+  attempts: UpstreamAttempt[] = [],
+): Promise<ChainResult<T>> {
+  let last: unknown;
+  let anyTried = false;
+  for (let index = 0; index < chain.length; index++) {
+    const entry = chain[index]!;
+    const skip = (status: number) => attempts.push({ provider: entry.provider, model: entry.id, status, latency_ms: 0 });
+    if (!deps.isConfigured(entry.provider)) { skip(409); continue; }
+    const target = deps.target(entry);
+    const circuit = target.kind === 'mock' ? undefined : deps.circuits.get(target.provider, target.baseUrl);
+    if (circuit && !circuit.allow()) { skip(503); continue; }
+    anyTried = true;
+    try {
+      const value = await withRetry(deps.retryPolicy(entry.provider), signal, () => op(target), {
+        after(err, ms) {
+          attempts.push({ provider: entry.provider, model: entry.id, status: attemptStatus(err, signal), latency_ms: Math.round(ms) });
+          // A half-open probe gets one attempt: its failure re-opens the circuit at once.
+          return !circuit || circuit.state === CircuitState.Closed;
+        },
+      }, deps.random);
+      circuit?.record(false);
+      return { value, entry, index, attempts };
+    } catch (err) {
+      last = err;
+      // The circuit counts calls (after their retries), not attempts: N failed requests in a row open it.
+      if (circuit) { if (signal.aborted) circuit.release(); else circuit.record(isOutage(err)); }
+      if (signal.aborted || !worthFallback(err)) throw err;
+    }
+  }
+  if (!anyTried) {
+    // Every target was skipped: say why, without the latency of trying.
+    const open = attempts.some((a) => a.status === 503);
+    const names = chain.map((e) => `${e.provider}/${e.id}`).join(', ');
+    throw open
+      ? new GatewayError('upstream_unavailable', `No upstream available for ${names}: circuit open.`)
+      : new GatewayError('model_not_configured', `No provider of ${names} has a credential mounted.`, { param: 'model' });
+  }
+  throw last;
+}

@@ -1,0 +1,86 @@
+// Retries before the first byte. A call is retried on a connect error, a
+// timeout, or a 429/500/502/503/504, with exponential backoff and full jitter
+// (a uniform wait in [0, min(max, base * 2^n)]), so that many gateways retrying
+// one sick upstream spread out instead of arriving together. An upstream's
+// retry-after (or retry-after-ms) is a floor on the wait. No retry starts, or
+// is waited for, past the policy's deadline, and a caller that leaves cancels
+// the wait. Streams are retried only until the upstream accepted the call
+// (`chatStream` resolved): this wraps that promise, never the events after it.
+import type { RetryPolicy } from '../config/resilience-schema.js';
+import { GatewayError } from '../errors.js';
+import type { ClientSignal } from '../http/client-signal.js';
+
+/** HTTP statuses of an upstream answer worth another try. */
+const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+
+/** True when the failure is the upstream's (or the network's) and another try may succeed. */
+export function isRetryable(err: unknown): boolean {
+  if (!(err instanceof GatewayError)) return false;
+  if (err.code === 'upstream_timeout') return true;
+  if (err.code !== 'upstream_error') return false;
+  if (err.upstreamStatus !== undefined) return RETRY_STATUSES.has(err.upstreamStatus);
+  // No status: a transport failure (refused, reset) carries the network error as its cause;
+  // a malformed body (a SyntaxError, or no cause) would fail the same way again.
+  const cause = err.cause as { name?: string } | undefined;
+  return cause instanceof Error && cause.name !== 'SyntaxError' && cause.name !== 'ClientGone';
+}
+
+/** The wait an upstream asked for, in ms, from retry-after-ms or retry-after (seconds or an HTTP date). */
+export function retryAfterMs(err: unknown, now = Date.now()): number | undefined {
+  if (!(err instanceof GatewayError)) return undefined;
+  let secs: string | undefined;
+  for (const [k, v] of err.headers) {
+    if (k === 'retry-after-ms') { const ms = Number(v); if (Number.isFinite(ms) && ms >= 0) return ms; }
+    if (k === 'retry-after') secs = v;
+  }
+  if (secs === undefined) return undefined;
+  const n = Number(secs);
+  if (Number.isFinite(n) && n >= 0) return n * 1000;
+  const at = Date.parse(secs);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Full jitter: uniform in [0, min(max, base * 2^retry)]. `retry` counts from 0. */
+export function backoffMs(p: RetryPolicy, retry: number, random = Math.random): number {
+  return random() * Math.min(p.max_delay_ms, p.base_delay_ms * 2 ** retry);
+}
+
+/** Resolves true after `ms`, or false as soon as the caller leaves. */
+export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((ok) => {
+    const onAbort = () => { clearTimeout(t); ok(false); };
+    const t = setTimeout(() => { signal.off('abort', onAbort); ok(true); }, ms);
+    signal.once('abort', onAbort);
+  });
+}
+
+export interface AttemptHooks {
+  /** Called after every attempt with its outcome; returning false stops retrying (an opened circuit). */
+  after(err: unknown | undefined, latencyMs: number): boolean;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the policy says stop;
+ * rethrows the last failure. `random` is injectable so tests can bound the waits.
+ */
+export async function withRetry<T>(
+  policy: RetryPolicy, signal: ClientSignal, attempt: () => Promise<T>, hooks: AttemptHooks, random = Math.random,
+): Promise<T> {
+  const started = performance.now();
+  for (let retry = 0; ; retry++) {
+    const t0 = performance.now();
+    try {
+      const value = await attempt();
+      hooks.after(undefined, performance.now() - t0);
+      return value;
+    } catch (err) {
+      const goOn = hooks.after(err, performance.now() - t0);
+      if (!goOn || retry + 1 >= policy.max_attempts || !isRetryable(err) || signal.aborted) throw err;
+      const wait = Math.max(backoffMs(policy, retry, random), retryAfterMs(err) ?? 0);
+      // A wait that would end past the deadline is not worth starting: the caller gets the failure now.
+      if (performance.now() - started + wait > policy.deadline_ms) throw err;
+      if (!(await pause(wait, signal))) throw err;
+    }
+  }
+}

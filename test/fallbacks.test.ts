@@ -1,0 +1,180 @@
+// Fallbacks and circuit breaking with two mock upstreams: a pin rule's
+// fallbacks are tried in order (an unconfigured one skipped), an organisation's
+// fallbacks back `auto` up, explicit model ids and a caller's own 400 never
+// fall back, and the trace and gateway block say what happened. A circuit
+// opens after consecutive failed calls: the upstream is then not called (fast
+// 503, or straight to the fallback), the state shows in /metrics, and a
+// half-open probe closes it again, or re-opens it when it fails.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { sleep } from './mocks/mock-server.js';
+import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { call, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+const OPEN_MS = 600;
+const retry = { max_attempts: 2, base_delay_ms: 5, max_delay_ms: 10, deadline_ms: 2_000 };
+
+describe('fallbacks and circuits', () => {
+  let a: OpenAIMock;
+  let b: OpenAIMock;
+  let gw: TestGateway;
+  let admin: string;
+
+  before(async () => {
+    a = await startOpenAIMock();
+    b = await startOpenAIMock();
+    gw = await startGateway({
+      config: {
+        auth: { cache_ttl_ms: 500 },
+        upstream: { circuit: { consecutive_failures: 4, open_ms: OPEN_MS } },
+        providers: {
+          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
+          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
+          off: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: UNSET_ENV },
+        },
+        models: [
+          { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
+          { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
+          { id: 'c-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 3, completion: 3 } },
+          { id: 'off-model', provider: 'off', context_window: 8_000, pricing: { prompt: 0, completion: 0 } },
+        ],
+        organizations: [{
+          id: 'acme', models: ['a-model', 'b-model', 'c-model', 'off-model'], auto_preference: ['a-model', 'b-model'],
+          fallbacks: [{ provider: 'pb', model: 'b-model' }],
+        }],
+      },
+      env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },
+    });
+    admin = await gw.key('acme', 'admin');
+    const rule = await call(gw.url, admin, 'POST', '/v1/routes', {
+      name: 'with-fallbacks', action_kind: 'pin', match: { requested_model: 'pinned' },
+      action: { provider: 'pa', model: 'a-model', fallbacks: [{ provider: 'off', model: 'off-model' }, { provider: 'pb', model: 'c-model' }, { provider: 'pb', model: 'b-model' }] },
+    });
+    assert.equal(rule.status, 201, rule.text);
+    const unconfigured = await call(gw.url, admin, 'POST', '/v1/routes', {
+      name: 'dead-pin', action_kind: 'pin', match: { requested_model: 'dead' },
+      action: { provider: 'off', model: 'off-model', fallbacks: [{ provider: 'pb', model: 'b-model' }] },
+    });
+    assert.equal(unconfigured.status, 201, unconfigured.text);
+  });
+  after(async () => { await gw.close(); await a.close(); await b.close(); });
+
+  const reset = () => { for (const m of [a, b]) { m.requests.length = 0; m.script.length = 0; } };
+  const ask = (model: string, stream = false) => call(gw.url, admin, 'POST', '/v1/chat/completions',
+    { model, stream, messages: [{ role: 'user', content: 'hello there' }] }, { 'gateway-trace': 'true' });
+  const circuitOf = async (provider: string) => {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const m = text.match(new RegExp(`sluice_upstream_circuit_state\\{provider="${provider}",origin="[^"]+"\\} (\\d)`));
+    return m ? Number(m[1]) : undefined;
+  };
+
+  test('a pin rule\'s fallbacks are tried in order; an unconfigured one is skipped', async () => {
+    reset();
+    a.script.push(503, 503);
+    const r = await ask('pinned');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.model, 'c-model');
+    const g = r.body.gateway;
+    assert.equal(g.provider, 'pb');
+    assert.equal(g.model, 'c-model');
+    assert.equal(g.route_reason, 'rule:with-fallbacks');
+    assert.equal(g.fallback_from, 'pa/a-model');
+    assert.deepEqual(g.attempts.map((x: any) => [x.provider, x.model, x.status]), [
+      ['pa', 'a-model', 503], ['pa', 'a-model', 503], ['off', 'off-model', 409], ['pb', 'c-model', 200],
+    ]);
+    assert.equal(b.requests[0]!.body.model, 'c-model');
+    const trace = await gw.traces.waitFor(g.request_id);
+    assert.equal(trace.provider, 'pb');
+    assert.equal(trace.model, 'c-model');
+    assert.equal(trace.fallback_from, 'pa/a-model');
+    assert.deepEqual(trace.attempts, g.attempts);
+    // Priced at the model that answered.
+    assert.ok(Math.abs(trace.cost_usd - (r.body.usage.prompt_tokens * 3 + r.body.usage.completion_tokens * 3) / 1e6) < 1e-12);
+  });
+
+  test('the same, streamed: the fallback is chosen before the first byte', async () => {
+    reset();
+    a.script.push(500, 500);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'pinned', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.ok(text.includes('"model":"c-model"') && text.endsWith('data: [DONE]\n\n'), text);
+  });
+
+  test('a pin whose provider has no credential goes to its fallback', async () => {
+    reset();
+    const r = await ask('dead');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.gateway.model, 'b-model');
+    assert.equal(r.body.gateway.fallback_from, 'off/off-model');
+  });
+
+  test('the organisation\'s fallbacks back up auto', async () => {
+    reset();
+    a.script.push(502, 502);
+    const r = await ask('auto');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.gateway.model, 'b-model');
+    assert.equal(r.body.gateway.route_reason, 'default');
+    assert.equal(r.body.gateway.fallback_from, 'pa/a-model');
+  });
+
+  test('an explicit model id never falls back; nor does the caller\'s own 400', async () => {
+    reset();
+    // The three fallbacks above were three failed calls on pa in a row: one success resets the count.
+    assert.equal((await ask('a-model')).status, 200);
+    reset();
+    a.script.push(503, 503);
+    const r = await ask('a-model');
+    assert.equal(r.status, 502);
+    assert.equal(b.requests.length, 0);
+    reset();
+    a.script.push(400);
+    const bad = await ask('pinned');
+    assert.equal(bad.status, 400);
+    assert.equal(b.requests.length, 0);
+    assert.equal(a.requests.length, 1);
+  });
+
+  test('consecutive failed calls open the circuit: a fast 503, or straight to the fallback', async () => {
+    reset();
+    assert.equal((await ask('a-model')).status, 200, 'a success first: the failure count starts at zero');
+    assert.equal(await circuitOf('pa'), 0);
+    for (let i = 0; i < 4; i++) { a.script.push(503, 503); assert.equal((await ask('a-model')).status, 502); }
+    assert.equal(await circuitOf('pa'), 2, 'open');
+    reset();
+    const t0 = performance.now();
+    const fast = await ask('a-model');
+    assert.equal(fast.status, 503);
+    assert.equal(fast.body.error.code, 'upstream_unavailable');
+    assert.ok(performance.now() - t0 < 200);
+    assert.equal(a.requests.length, 0, 'the open upstream is not called');
+    const viaFallback = await ask('auto');
+    assert.equal(viaFallback.status, 200);
+    assert.equal(viaFallback.body.gateway.model, 'b-model');
+    assert.deepEqual(viaFallback.body.gateway.attempts.map((x: any) => x.status), [503, 200]);
+    assert.equal(a.requests.length, 0);
+  });
+
+  test('half-open: a failed probe re-opens; a good one closes', async () => {
+    await sleep(OPEN_MS + 50);
+    reset();
+    a.script.push(500);
+    assert.equal((await ask('a-model')).status, 502, 'the probe fails');
+    assert.equal(a.requests.length, 1, 'a probe gets one attempt, no retries');
+    assert.equal(await circuitOf('pa'), 2, 're-opened');
+    assert.equal((await ask('a-model')).status, 503);
+    await sleep(OPEN_MS + 50);
+    const probe = await ask('a-model');
+    assert.equal(probe.status, 200);
+    assert.equal(await circuitOf('pa'), 0, 'closed again');
+    assert.equal((await ask('a-model')).status, 200);
+  });
+});

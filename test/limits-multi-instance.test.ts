@@ -1,0 +1,122 @@
+// Limits across two real `sluice serve` processes sharing Postgres and a
+// private Redis: an organisation's requests per minute and a key's budget are
+// counted once for both; a budget survives a restart, and a Redis that lost
+// its counters is re-seeded from the traces in Postgres. With Redis killed,
+// nothing is refused because of it: each instance limits in process.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createKey } from '../src/store/api-keys-repo.js';
+import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { call, chatBody, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
+import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
+import { startPrivateRedis, type PrivateRedis } from './helpers/private-redis.js';
+import { spawnSluice, within, type SluiceProcess } from './helpers/sluice-process.js';
+
+const hasRedisServer = (() => { try { execFileSync('redis-server', ['--version']); return true; } catch { return false; } })();
+// Locally without Redis the suite is skipped; in CI it must run (and fails without redis-server).
+const skip = !process.env.REDIS_URL && !process.env.CI ? 'REDIS_URL is not set' : false;
+const POLL_MS = 500;
+
+after(stopTestPostgres);
+
+describe('limits across two instances sharing Redis', { skip }, () => {
+  let mock: OpenAIMock;
+  let db: TestDatabase;
+  let redis: PrivateRedis;
+  let pool: pg.Pool;
+  let dir: string;
+  let configFile: string;
+  let env: Record<string, string | undefined>;
+  let a: SluiceProcess;
+  let b: SluiceProcess;
+  let admin: string;
+
+  before(async () => {
+    assert.ok(hasRedisServer, 'redis-server must be installed to run this suite');
+    mock = await startOpenAIMock();
+    db = await createTestDatabase();
+    redis = await startPrivateRedis();
+    dir = mkdtempSync(join(tmpdir(), 'sluice-limits-'));
+    configFile = join(dir, 'sluice.yaml');
+    const base = routingConfig(mock.url, { redis: { key_prefix: 'lim:', rules_poll_ms: POLL_MS }, traces: { batch_age_ms: 100 } });
+    writeFileSync(configFile, JSON.stringify({ ...base, organizations: [base.organizations![0]!, { id: 'beta', models: ['up-dear'], limits: { rpm: 6 } }] }));
+    env = { DATABASE_URL: db.url, REDIS_URL: redis.url, SLUICE_DATA_DIR: dir, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY };
+    [a, b] = await Promise.all([spawnSluice(configFile, env), spawnSluice(configFile, env)]);
+    pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    admin = (await createKey(pool, 'acme', 'admin', 'admin')).key;
+  });
+
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await pool?.end();
+    await redis?.kill();
+    await db?.drop();
+    await mock?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const chat = async (inst: SluiceProcess, key: string, model = 'cheap') => (await call(inst.url, key, 'POST', '/v1/chat/completions', chatBody(model))).status;
+  const limitedKey = async (limits: unknown) => {
+    const r = await call(a.url, admin, 'POST', '/v1/api-keys', { name: 'multi', limits });
+    assert.equal(r.status, 201, r.text);
+    // B learns of the key's limits at its next poll.
+    await new Promise((ok) => setTimeout(ok, POLL_MS * 2 + 200));
+    return r.body as { id: string; key: string };
+  };
+
+  test('an organisation\'s requests per minute are counted once for both instances', async () => {
+    const beta = (await createKey(pool, 'beta', 'user', 'user')).key;
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push(await chat(i % 2 ? b : a, beta, 'dear'));
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429], 'six in all, not six each');
+  });
+
+  test('a key\'s budget spent through A is refused by B, and still after A restarts', async () => {
+    const k = await limitedKey({ budget_usd: { amount: 0.0000001, period: 'day' } });
+    assert.equal(await chat(a, k.key), 200);
+    await within(2_000, async () => (await chat(b, k.key)) === 429);
+    const r = await call(b.url, k.key, 'POST', '/v1/chat/completions', chatBody('cheap'));
+    assert.equal(r.body.error.code, 'budget_exceeded');
+    await a.stop();
+    a = await spawnSluice(configFile, env);
+    assert.equal(await chat(a, k.key), 429, 'a restart does not reset spend');
+  });
+
+  test('a Redis that lost its counters is re-seeded from the traces in Postgres', async () => {
+    const k = await limitedKey({ budget_usd: { amount: 0.0000001, period: 'month' } });
+    assert.equal(await chat(a, k.key), 200);
+    // The trace reaches Postgres within its batch age.
+    await within(3_000, async () => (await pool.query('SELECT 1 FROM traces WHERE api_key_id = $1', [k.id])).rowCount === 1);
+    const probe = new Redis(redis.url);
+    await probe.flushall();
+    probe.disconnect();
+    await b.stop();
+    b = await spawnSluice(configFile, env);
+    assert.equal(await chat(b, k.key), 429, 'seeded from the traces at start');
+  });
+
+  test('with Redis killed, nothing is refused because of it: each instance limits in process', async (t) => {
+    const k = await limitedKey({ rpm: 3 });
+    await redis.kill();
+    let worst = 0;
+    const seen: Record<string, number[]> = { a: [], b: [] };
+    for (let i = 0; i < 8; i++) {
+      const [name, inst] = i % 2 ? ['b', b] as const : ['a', a] as const;
+      const t0 = performance.now();
+      seen[name]!.push(await chat(inst, k.key));
+      worst = Math.max(worst, performance.now() - t0);
+    }
+    // Each instance alone: three admitted, then 429; never a 5xx.
+    assert.deepEqual(seen.a, [200, 200, 200, 429]);
+    assert.deepEqual(seen.b, [200, 200, 200, 429]);
+    assert.ok(worst < 500, `no request hangs on the dead Redis (worst ${worst.toFixed(1)} ms)`);
+    t.diagnostic(`worst request with Redis down ${worst.toFixed(1)} ms`);
+    await redis.restart();
+  });
+});
