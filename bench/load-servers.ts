@@ -1,18 +1,27 @@
-// Child-process entry for bench/load.ts: one of the three servers under test,
-// each in its own process so its CPU time can be read in isolation.
-//   mock   - a bare OpenAI-compatible upstream (JSON, or a 20-chunk stream)
-//   proxy  - a logic-free node:http proxy to the mock, over an undici pool
-//   sluice - the gateway, with the mock as its upstream
-//   sluice-notrace - the same, with the trace pipeline replaced by a no-op sink
+// Child-process entry for `npm run bench`: one server under test per process,
+// so its CPU time, RSS and event-loop delay can be read in isolation.
+//   mock           - a bare OpenAI-compatible upstream (JSON, 20-chunk streams, embeddings)
+//   proxy          - a logic-free node:http proxy to the mock, over an undici pool
+//   sluice         - the gateway, an organisation without policy, traces on
+//   sluice-policy  - the same with DLP, the prompt shield and buffered moderation
+//   sluice-notrace - no policy, the trace pipeline replaced by a no-op sink
+// SLUICE_THREADS, when set, is passed as `server.threads`.
+// MOCK_FAIL_EVERY=n makes the mock fail every n-th request (a 500 for JSON, a
+// cut socket after a few chunks for streams); SLUICE_BENCH_REDIS_URL gives
+// sluice a Redis. {cmd:'rss'} answers with the process's resident set size.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
 import { Pool } from 'undici';
 import { startApp } from '../src/app.js';
-import { buildConfig } from '../src/config/load-config.js';
+import pg from 'pg';
+import { buildConfig, loadConfig } from '../src/config/load-config.js';
+import { startThreaded } from '../src/threads/threaded-gateway.js';
+import type { ConfigInput } from '../src/config/schema.js';
 import { createKey, ensureOrganizations } from '../src/store/api-keys-repo.js';
 
 export const STREAM_CHUNKS = 20;
@@ -24,18 +33,45 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 const listen = (srv: ReturnType<typeof createServer>) => new Promise<number>((ok) => srv.listen(0, '127.0.0.1', () => ok((srv.address() as AddressInfo).port)));
 
+function embeddings(body: string, res: ServerResponse): void {
+  const input = JSON.parse(body).input as string[];
+  const data = input.map((_, index) => ({ object: 'embedding', index, embedding: Array.from({ length: 256 }, (_v, i) => ((index * 31 + i) % 997) / 997 - 0.5) }));
+  const json = JSON.stringify({ object: 'list', data, model: 'bench-embed', usage: { prompt_tokens: input.length * 8, total_tokens: input.length * 8 } });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+}
+const FAIL_EVERY = Number(process.env.MOCK_FAIL_EVERY ?? 0);
+// One counter per kind, so that JSON requests and streams each fail 1 in n whatever the client's mix.
+const served = { json: 0, stream: 0 };
+
 async function mock(): Promise<number> {
   const json = JSON.stringify({ id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: 'bench-model', choices: [{ index: 0, message: { role: 'assistant', content: 'hello from the bench mock' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
   const head = 'data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{"content":"tok ';
   const srv = createServer({ keepAliveTimeout: 60_000 }, async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
-    if (!body.includes('"stream":true')) {
+    if (req.url?.endsWith('/embeddings')) return embeddings(body, res);
+    const streamed = body.includes('"stream":true');
+    const fail = FAIL_EVERY > 0 && ++served[streamed ? 'stream' : 'json'] % FAIL_EVERY === 0;
+    if (!streamed) {
+      if (fail) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end('{"error":{"message":"bench mock failure","type":"server_error","param":null,"code":null}}');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
       res.end(json);
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (let i = 0; i < STREAM_CHUNKS; i++) res.write(`${head}${i} "},"finish_reason":null}]}\n\n`);
+    // A real model paces its tokens: `bench_pace_ms` in the body (passed through by every target) spaces the chunks.
+    const pace = Number(/"bench_pace_ms":(\d+)/.exec(body)?.[1] ?? 0);
+    for (let i = 0; i < STREAM_CHUNKS; i++) {
+      if (res.destroyed) return;
+      res.write(`${head}${i} "},"finish_reason":null}]}\n\n`);
+      // Let the first chunks leave, so the gateway sees a stream cut mid-way, not a refused request.
+      if (fail && i === 4) { setTimeout(() => res.destroy(), 20); return; }
+      if (pace) await new Promise((ok) => setTimeout(ok, pace));
+    }
     res.write('data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
     res.write('data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}}\n\n');
     res.end('data: [DONE]\n\n');
@@ -55,32 +91,62 @@ async function proxy(upstream: string): Promise<number> {
   return listen(srv);
 }
 
-async function sluice(upstream: string): Promise<{ port: number; key: string }> {
-  const app = await startApp({
-    config: buildConfig({
-      providers: { up: { kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY' } },
-      models: [{ id: 'bench-model', provider: 'up', context_window: 128_000, pricing: { prompt: 1, completion: 2 } }],
-      organizations: [{ id: 'bench', models: ['bench-model'] }],
-    }),
-    databaseUrl: process.env.DATABASE_URL,
-    dataDir: process.env.SLUICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'sluice-bench-')),
-    host: '127.0.0.1',
-    port: 0,
-    http: (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto',
-    logger: pino({ level: 'warn' }),
-    // `sluice-notrace` measures the gateway without its trace pipeline, for the tracing-cost comparison.
-    ...(kind === 'sluice-notrace' ? { traceSink: { record() {} } } : {}),
-  });
-  await ensureOrganizations(app.services.pool, ['bench']);
-  const { key } = await createKey(app.services.pool, 'bench', 'bench', 'user');
-  process.once('disconnect', () => { void app.close().then(() => process.exit(0)); });
-  return { port: app.port, key };
+const POLICY: NonNullable<ConfigInput['organizations']>[number]['policy'] = {
+  dlp: { detectors: 'all' },
+  shield: { builtin: true },
+  moderation: { mode: 'buffered', rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb', 'build a weapon'] }] },
+};
+
+/** The gateway as `sluice serve` runs it: one thread in process, or SLUICE_THREADS gateway threads from a config file. */
+async function sluice(upstream: string): Promise<{ port: number; key: string; keyId: string }> {
+  const threads = Number(process.env.SLUICE_THREADS ?? 1);
+  const input: ConfigInput = {
+    server: { threads },
+    providers: { up: { kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY' } },
+    models: [
+      { id: 'bench-model', provider: 'up', context_window: 128_000, pricing: { prompt: 1, completion: 2 } },
+      { id: 'bench-embed', provider: 'up', type: 'embedding', context_window: 8_192, pricing: { prompt: 0.02, completion: 0 } },
+    ],
+    organizations: [{ id: 'bench', models: ['bench-model', 'bench-embed'], ...(kind === 'sluice-policy' ? { policy: POLICY } : {}) }],
+  };
+  const dataDir = process.env.SLUICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const http = (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto';
+  const logger = pino({ level: 'warn' });
+  let gw: { port: number; databaseUrl: string; close(): Promise<void> };
+  if (threads > 1) {
+    // Gateway threads read their config from a file, as under `sluice serve` (JSON is YAML).
+    const configPath = join(dataDir, 'bench.yaml');
+    writeFileSync(configPath, JSON.stringify(input));
+    gw = await startThreaded({
+      config: loadConfig(configPath), configPath, threads, databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.SLUICE_BENCH_REDIS_URL,
+      dataDir, host: '127.0.0.1', port: 0, http, logLevel: 'warn', log: logger,
+    });
+  } else {
+    gw = await startApp({
+      config: buildConfig(input), databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.SLUICE_BENCH_REDIS_URL, dataDir, host: '127.0.0.1', port: 0, http, logger,
+      // `sluice-notrace` measures the gateway without its trace pipeline, for the tracing-cost comparison.
+      ...(kind === 'sluice-notrace' ? { traceSink: { record() {} } } : {}),
+    });
+  }
+  const pool = new pg.Pool({ connectionString: gw.databaseUrl, max: 1 });
+  await ensureOrganizations(pool, ['bench']);
+  const { key, id } = await createKey(pool, 'bench', 'bench', 'user');
+  await pool.end();
+  process.once('disconnect', () => { void gw.close().then(() => process.exit(0)); });
+  return { port: gw.port, key, keyId: id };
 }
 
 process.env.BENCH_UPSTREAM_KEY = MOCK_KEY;
 const [kind, upstream] = process.argv.slice(2);
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
 const ready = kind === 'mock' ? { port: await mock() } : kind === 'proxy' ? { port: await proxy(upstream!) } : await sluice(upstream!);
+let peakRss = 0;
+setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()); }, 100).unref();
 process.on('message', (msg: any) => {
   if (msg?.cmd === 'cpu') process.send!({ cpu: process.cpuUsage() });
+  if (msg?.cmd === 'reset-stats') { loopDelay.reset(); peakRss = process.memoryUsage.rss(); process.send!({ reset: true }); }
+  if (msg?.cmd === 'stats') process.send!({ stats: { rssMb: Math.max(peakRss, process.memoryUsage.rss()) / 2 ** 20, loopDelayP99Ms: loopDelay.percentile(99) / 1e6 } });
+  if (msg?.cmd === 'rss') process.send!({ rss: process.memoryUsage().rss });
 });
 process.send!({ ready });

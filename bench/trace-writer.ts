@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, stopTestPostgres } from '../test/helpers/pg.js';
-import { applyTraceMigration, countRows, sampleTrace, traceSettings } from '../test/helpers/trace-fixtures.js';
+import { countRows, sampleTrace, traceSettings } from '../test/helpers/trace-fixtures.js';
+import { migrate } from '../src/store/migrate.js';
 import { TracePipeline } from '../src/traces/pipeline.js';
 import { writeBatch } from '../src/traces/pg-writer.js';
 import { PartitionKeeper } from '../src/traces/partitions.js';
@@ -69,8 +70,9 @@ async function endToEnd(pool: pg.Pool, dataDir: string, org: string, batchSize: 
 const db = await createTestDatabase();
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-trace-bench-'));
 try {
-  await applyTraceMigration(db.url);
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  // The schema as the gateway runs it: every migration, the usage rollups' trigger included.
+  await migrate(pool);
   await enqueueCost(pool, dataDir);
   await rawCopy(pool, 'org_direct', 1000, false);
   await rawCopy(pool, 'org_staged', 1000, true);

@@ -1,0 +1,59 @@
+// npm run bench: one command, one table, one run. Every target (the bare
+// mock, nginx when installed, a logic-free node:http proxy, sluice with and
+// without policy, sluice on N threads, and optionally an earlier build) goes
+// through every scenario in the same run, and the table gives ratios against
+// the mock and the proxy: absolute numbers on shared cores are noise, ratios
+// taken side by side are not. Results also go to bench-results/ as JSON and as
+// an SVG chart of latency percentiles.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { latencyChart } from './svg-chart.js';
+import { scenarios, verify, type Capabilities, type Measure } from './scenarios.js';
+import { startTargets } from './targets.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SLOW = Number(process.env.BENCH_SLOW_STREAMS ?? 5000);
+const THREADS = Number(process.env.BENCH_THREADS ?? availableParallelism());
+const ONLY = process.env.BENCH_ONLY; // a substring of scenario names, to run a subset
+
+const fmt = (n: number | undefined, d = 2) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(d));
+
+async function main(): Promise<void> {
+  const { targets, notes } = await startTargets({ threads: THREADS, baseline: process.env.BENCH_BASELINE });
+  const can = new Map<string, Capabilities>();
+  for (const t of targets) {
+    const c = await verify(t);
+    can.set(t.name, c);
+    for (const [what, ok] of Object.entries(c)) if (!ok) notes.push(`${t.name} did not answer ${what} correctly: left out of those scenarios.`);
+  }
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  console.log(`npm run bench — ${new Date().toISOString().slice(0, 10)}, ${machine}; ${SECONDS} s per load cell`);
+  for (const n of notes) console.log(`note: ${n}`);
+
+  const results: Array<{ scenario: string; target: string } & Measure> = [];
+  for (const sc of scenarios(SECONDS, SLOW)) {
+    if (ONLY && !sc.name.includes(ONLY)) continue;
+    const row: Record<string, Measure> = {};
+    for (const t of targets) row[t.name] = can.get(t.name)![sc.needs] ? await sc.run(t) : {};
+    const mock = row.mock!;
+    const proxy = row.proxy!;
+    console.log(`\n${sc.name}`);
+    console.log('  target          RPS      p50ms  p99ms  CPUµs/req  RPS/mock  RPS/proxy  CPU/proxy  TTFB+ms  RSS MB  loop p99 ms  failed');
+    for (const t of targets) {
+      const m = row[t.name]!;
+      results.push({ scenario: sc.name, target: t.name, ...m });
+      const ttfbAdded = m.ttfbP50 === undefined ? undefined : m.ttfbP50 - mock.ttfbP50!;
+      console.log(`  ${t.name.padEnd(14)}  ${fmt(m.rps, 0).padStart(7)}  ${fmt(m.p50).padStart(5)}  ${fmt(m.p99).padStart(5)}  ${fmt(m.cpuUs, 1).padStart(9)}  ${fmt(m.rps && mock.rps ? m.rps / mock.rps : undefined).padStart(8)}  ${fmt(m.rps && proxy.rps ? m.rps / proxy.rps : undefined).padStart(9)}  ${fmt(m.cpuUs && proxy.cpuUs ? m.cpuUs / proxy.cpuUs : undefined).padStart(9)}  ${fmt(ttfbAdded, 3).padStart(7)}  ${fmt(m.rssMb, 0).padStart(6)}  ${fmt(m.loopDelayP99Ms, 1).padStart(11)}  ${String(m.failed ?? '-').padStart(6)}`);
+    }
+  }
+
+  mkdirSync('bench-results', { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(`bench-results/bench-${stamp}.json`, JSON.stringify({ date: new Date().toISOString(), machine, seconds: SECONDS, threads: THREADS, notes, results }, null, 2));
+  writeFileSync(`bench-results/latency-${stamp}.svg`, latencyChart(results.filter((r) => r.percentiles)));
+  console.log(`\nwritten: bench-results/bench-${stamp}.json, bench-results/latency-${stamp}.svg`);
+  for (const t of targets) t.stop();
+  setTimeout(() => process.exit(0), 2_500).unref();
+}
+
+await main();

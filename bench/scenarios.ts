@@ -1,0 +1,140 @@
+// The workloads of `npm run bench`. Each one first checks that a target
+// answers correctly, then measures: autocannon for throughput, a sequential
+// probe for time to first byte, and a crowd of slow streams for memory and
+// event-loop delay.
+import { request as httpRequest, Agent } from 'node:http';
+import autocannon from 'autocannon';
+import type { Target } from './targets.js';
+
+export interface Measure {
+  rps?: number;
+  p50?: number;
+  p99?: number;
+  /** Latency percentiles (ms) for the chart. */
+  percentiles?: Record<string, number>;
+  cpuUs?: number;
+  ttfbP50?: number;
+  ttfbP99?: number;
+  rssMb?: number;
+  loopDelayP99Ms?: number;
+  failed?: number;
+}
+
+export interface Scenario {
+  name: string;
+  /** What the target must have answered correctly for this scenario to run on it. */
+  needs: keyof Capabilities;
+  run(t: Target): Promise<Measure>;
+}
+
+export interface Capabilities { chat: boolean; embeddings: boolean }
+
+const headers = (t: Target) => ({ authorization: `Bearer ${t.key}`, 'content-type': 'application/json' });
+
+/** A chat body of about `bytes` bytes; the mock answers whatever it is asked. */
+export function chatBody(bytes: number, stream: boolean, extra: object = {}): string {
+  const base = JSON.stringify({ model: 'bench-model', stream, ...extra, messages: [{ role: 'user', content: '' }] });
+  const filler = 'Summarise the quarterly figures for the benchmark report, briefly. ';
+  const content = filler.repeat(Math.ceil(Math.max(0, bytes - base.length) / filler.length)).slice(0, Math.max(0, bytes - base.length));
+  return JSON.stringify({ model: 'bench-model', stream, ...extra, messages: [{ role: 'user', content }] });
+}
+
+const embeddingsBody = (n: number) => JSON.stringify({ model: 'bench-embed', input: Array.from({ length: n }, (_, i) => `benchmark sentence number ${i} about quarterly figures`) });
+
+/**
+ * Correctness before timing: a wrong answer makes every number after it
+ * meaningless, so a target runs only the scenarios it answered correctly
+ * (an earlier build may predate an endpoint).
+ */
+export async function verify(t: Target): Promise<Capabilities> {
+  const post = (path: string, body: string) => fetch(t.url + path, { method: 'POST', headers: headers(t), body });
+  const json: any = await (await post('/v1/chat/completions', chatBody(300, false))).json().catch(() => undefined);
+  const sse = await (await post('/v1/chat/completions', chatBody(300, true))).text();
+  const emb: any = await (await post('/v1/embeddings', embeddingsBody(100))).json().catch(() => undefined);
+  return {
+    chat: json?.choices?.[0]?.message?.content === 'hello from the bench mock'
+      && (sse.match(/"content":"tok /g) ?? []).length === 20 && sse.trimEnd().endsWith('data: [DONE]'),
+    embeddings: emb?.data?.length === 100,
+  };
+}
+
+function load(path: string, body: string, connections: number, seconds: number): Scenario['run'] {
+  return async (t) => {
+    const cpu0 = await t.cpuMicros();
+    const r = await autocannon({ url: t.url + path, method: 'POST', connections, duration: seconds, pipelining: 1, headers: headers(t), body });
+    const cpu1 = await t.cpuMicros();
+    const ok = r.requests.total - r.non2xx - r.errors;
+    return {
+      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs: (cpu1 - cpu0) / Math.max(1, ok), failed: r.non2xx + r.errors,
+      percentiles: { p50: r.latency.p50, p90: r.latency.p90, 'p97.5': r.latency.p97_5, p99: r.latency.p99, 'p99.9': r.latency.p99_9 },
+    };
+  };
+}
+
+/** Time to the first body byte of streams whose chunks the upstream spaces by `paceMs`, one at a time on a kept-alive connection. */
+function ttfb(paceMs: number, samples: number): Scenario['run'] {
+  return async (t) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const u = new URL(t.url);
+    const payload = chatBody(300, true, { bench_pace_ms: paceMs });
+    const out: number[] = [];
+    for (let i = 0; i < samples + 20; i++) {
+      const ms = await new Promise<number>((ok, fail) => {
+        const t0 = process.hrtime.bigint();
+        let first = 0;
+        const req = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers: headers(t) }, (res) => {
+          res.on('data', () => { if (!first) first = Number(process.hrtime.bigint() - t0) / 1e6; });
+          res.on('end', () => ok(first));
+        });
+        req.on('error', fail);
+        req.end(payload);
+      });
+      if (i >= 20) out.push(ms);
+    }
+    agent.destroy();
+    out.sort((a, b) => a - b);
+    return { ttfbP50: out[Math.floor(samples * 0.5)]!, ttfbP99: out[Math.floor(samples * 0.99)]! };
+  };
+}
+
+/** `count` streams open at once, each 20 chunks `paceMs` apart: what idle connections cost in memory and loop delay. */
+function slowStreams(count: number, paceMs: number): Scenario['run'] {
+  return async (t) => {
+    await t.resetStats?.();
+    const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+    const u = new URL(t.url);
+    const payload = chatBody(300, true, { bench_pace_ms: paceMs });
+    let failed = 0;
+    const one = () => new Promise<void>((ok) => {
+      const req = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers: headers(t) }, (res) => {
+        let last = '';
+        res.on('data', (c: Buffer) => { last = c.toString('utf8'); });
+        res.on('end', () => { if (res.statusCode !== 200 || !last.includes('[DONE]')) failed++; ok(); });
+        res.on('error', () => { failed++; ok(); });
+      });
+      req.on('error', () => { failed++; ok(); });
+      req.end(payload);
+    });
+    const all: Promise<void>[] = [];
+    // Opened in waves: a burst of 5,000 SYNs overflows any listen backlog and measures the kernel, not the server.
+    for (let i = 0; i < count; i += 250) {
+      for (let j = i; j < Math.min(count, i + 250); j++) all.push(one());
+      await new Promise((ok) => setTimeout(ok, 20));
+    }
+    await Promise.all(all);
+    agent.destroy();
+    const s = await t.stats?.();
+    return { failed, ...(s ? { rssMb: s.rssMb, loopDelayP99Ms: s.loopDelayP99Ms } : {}) };
+  };
+}
+
+export function scenarios(seconds: number, slowCount: number): Scenario[] {
+  return [
+    { name: 'json 300 B, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(300, false), 64, seconds) },
+    { name: 'json 32 KB, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(32 * 1024, false), 64, seconds) },
+    { name: 'stream 20 chunks, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(300, true), 64, seconds) },
+    { name: 'embeddings 100 inputs, c=16', needs: 'embeddings', run: load('/v1/embeddings', embeddingsBody(100), 16, seconds) },
+    { name: 'TTFB, upstream paces 2 ms', needs: 'chat', run: ttfb(2, 200) },
+    { name: `${slowCount} slow streams`, needs: 'chat', run: slowStreams(slowCount, 100) },
+  ];
+}

@@ -1,0 +1,90 @@
+// A gateway thread's side of the threads model: traces go to the main
+// thread's one writer, /metrics asks the main thread for the sum over every
+// thread, and a revocation or rule change made here is applied by every other
+// thread before the management call that made it answers, so a caller reads
+// its own write on whichever thread its next connection lands (Redis pub/sub,
+// when configured, reaches other instances; this reaches the threads of this one).
+import type { MessagePort } from 'node:worker_threads';
+import type { TraceRecord, TraceSink } from '../domain.js';
+import type { Change, FromThread, MetricsJson, ToThread } from './protocol.js';
+
+export interface ThreadListeners {
+  keyRevoked(hash: Buffer): void;
+  rulesChanged(): Promise<void>;
+}
+
+export class ThreadLink implements TraceSink {
+  private rows: TraceRecord[] = [];
+  private scheduled = false;
+  private readonly waiting = new Map<number, (text: string) => void>();
+  private readonly announcing = new Map<number, () => void>();
+  private nextId = 0;
+  private listeners: ThreadListeners | undefined;
+  /** Supplied by the app: this thread's own metrics, for the main thread's sum. */
+  collect: () => Promise<MetricsJson> = async () => [];
+
+  constructor(private readonly port: MessagePort, readonly index: number) {}
+
+  /**
+   * Never blocks: rows are batched per turn of the event loop and posted in
+   * one message, so a busy thread sends a few hundred rows per postMessage
+   * instead of one message per request.
+   */
+  record(trace: TraceRecord): void {
+    this.rows.push(trace);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (!this.rows.length) return;
+    const rows = this.rows;
+    this.rows = [];
+    this.send({ type: 'traces', rows });
+  }
+
+  listen(l: ThreadListeners): void { this.listeners = l; }
+
+  /** Resolves once every other thread has applied `change`. */
+  private announce(change: Change): Promise<void> {
+    const id = this.nextId++;
+    return new Promise((ok) => {
+      this.announcing.set(id, ok);
+      this.send({ type: 'announce', id, change });
+    });
+  }
+
+  announceRevoked(hash: Buffer): Promise<void> { return this.announce({ revoked: new Uint8Array(hash) }); }
+
+  announceRulesChanged(): Promise<void> { return this.announce({ rules: true }); }
+
+  /** Prometheus text for the whole process: every thread's metrics, summed by the main thread. */
+  metricsText(): Promise<string> {
+    const id = this.nextId++;
+    return new Promise((ok) => {
+      this.waiting.set(id, ok);
+      this.send({ type: 'metrics-request', id });
+    });
+  }
+
+  /** Messages from the main thread other than drain. */
+  async onMessage(m: ToThread): Promise<void> {
+    if (m.type === 'metrics-collect') this.send({ type: 'metrics-collected', id: m.id, json: await this.collect() });
+    else if (m.type === 'metrics-text') { this.waiting.get(m.id)?.(m.text); this.waiting.delete(m.id); }
+    else if (m.type === 'announced') { this.announcing.get(m.id)?.(); this.announcing.delete(m.id); }
+    else if (m.type === 'apply') {
+      if ('revoked' in m.change) this.listeners?.keyRevoked(Buffer.from(m.change.revoked));
+      // A refresh that fails leaves the poll to catch up; the announcer is not held up by it.
+      else await this.listeners?.rulesChanged().catch(() => {});
+      this.send({ type: 'applied', id: m.id });
+    }
+  }
+
+  send(m: FromThread): void { this.port.postMessage(m); }
+
+  close(): void {
+    this.flush();
+  }
+}

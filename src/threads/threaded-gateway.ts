@@ -1,0 +1,149 @@
+// The main thread of a multi-threaded sluice: it opens the database (starting
+// the embedded Postgres when there is no DATABASE_URL), runs the one trace
+// writer and spool of the process, starts N gateway threads on one port, sums
+// their metrics for /metrics, and on shutdown drains every thread before it
+// flushes traces and closes the database.
+import { createServer, type AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import type { Config } from '../config/load-config.js';
+import type { HttpChoice } from '../http/create-server.js';
+import { exposeTraceMetrics, Metrics } from '../metrics.js';
+import { openDatabase } from '../store/database.js';
+import { TracePipeline } from '../traces/index.js';
+import type { FromThread, MetricsJson, ThreadStart, ToThread } from './protocol.js';
+
+export interface ThreadedOptions {
+  config: Config;
+  configPath: string | undefined;
+  threads: number;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  dataDir: string;
+  host: string;
+  port: number;
+  http: HttpChoice;
+  logLevel: string;
+  log: Logger;
+}
+
+export interface ThreadedGateway {
+  port: number;
+  /** The database the threads use (the embedded one's, when there was no DATABASE_URL). */
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+const WORKER = new URL('./gateway.worker.js', import.meta.url);
+
+function freePort(host: string): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, host, () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway> {
+  const db = await openDatabase({ url: o.databaseUrl, dataDir: o.dataDir, log: (m) => o.log.debug(m) });
+  const pipeline = new TracePipeline({ pool: db.pool, settings: o.config.traces, dataDir: o.dataDir, logger: o.log });
+  pipeline.start();
+  const metrics = new Metrics(true);
+  exposeTraceMetrics(metrics, pipeline);
+
+  const threads: Worker[] = [];
+  const collecting = new Map<number, { want: number; parts: MetricsJson[]; done: (parts: MetricsJson[]) => void }>();
+  let nextCollect = 0;
+  const send = (w: Worker, m: ToThread) => w.postMessage(m);
+
+  /** Every thread's metrics and the main thread's, summed into one Prometheus text. */
+  async function metricsText(): Promise<string> {
+    const id = nextCollect++;
+    const parts = await new Promise<MetricsJson[]>((done) => {
+      collecting.set(id, { want: threads.length, parts: [], done });
+      for (const w of threads) send(w, { type: 'metrics-collect', id });
+    });
+    collecting.delete(id);
+    return AggregatorRegistry.aggregate([await metrics.registry.getMetricsAsJSON(), ...parts] as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+  }
+
+  /** Changes announced by one thread, waiting for every other thread to apply them. */
+  const applying = new Map<number, { left: number; done: () => void }>();
+  let nextApply = 0;
+
+  function onMessage(w: Worker, m: FromThread): void {
+    if (m.type === 'traces') { for (const row of m.rows) pipeline.record(row); return; }
+    if (m.type === 'announce') {
+      const siblings = threads.filter((t) => t !== w);
+      const reply = () => send(w, { type: 'announced', id: m.id });
+      if (siblings.length === 0) { reply(); return; }
+      const id = nextApply++;
+      applying.set(id, { left: siblings.length, done: reply });
+      for (const t of siblings) send(t, { type: 'apply', id, change: m.change });
+      // A thread that cannot answer (stuck, draining) must not hold the management call forever;
+      // the cache TTL and the rules poll still bound how long it lags.
+      setTimeout(() => { if (applying.delete(id)) reply(); }, 2_000).unref();
+      return;
+    }
+    if (m.type === 'applied') {
+      const a = applying.get(m.id);
+      if (a && --a.left === 0) { applying.delete(m.id); a.done(); }
+      return;
+    }
+    if (m.type === 'metrics-request') { void metricsText().then((text) => send(w, { type: 'metrics-text', id: m.id, text })); return; }
+    if (m.type === 'metrics-collected') {
+      const c = collecting.get(m.id);
+      if (!c) return;
+      c.parts.push(m.json);
+      if (c.parts.length === c.want) c.done(c.parts);
+    }
+  }
+
+  function spawn(index: number, port: number): Promise<{ worker: Worker; port: number; http: 'uws' | 'node' }> {
+    const start: ThreadStart = {
+      index, configPath: o.configPath, databaseUrl: db.url, redisUrl: o.redisUrl, dataDir: o.dataDir,
+      host: o.host, port, http: o.http, logLevel: o.logLevel,
+    };
+    const worker = new Worker(WORKER, { workerData: start });
+    return new Promise((ok, fail) => {
+      worker.on('message', (m: FromThread) => {
+        if (m.type === 'ready') ok({ worker, port: m.port, http: m.http });
+        else if (m.type === 'failed') fail(new Error(`gateway thread ${index}: ${m.message}`));
+        else onMessage(worker, m);
+      });
+      worker.once('error', (err) => { o.log.error({ err, thread: index }, 'gateway thread failed'); fail(err); });
+    });
+  }
+
+  try {
+    // Every thread binds the same port. uWebSockets.js does not share an ephemeral port, so
+    // port 0 is resolved to a free port first (tests, benchmarks), which every thread then binds.
+    const port = o.port === 0 ? await freePort(o.host) : o.port;
+    const first = await spawn(0, port);
+    threads.push(first.worker);
+    const rest = await Promise.all(Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port)));
+    threads.push(...rest.map((r) => r.worker));
+    o.log.info({ port: first.port, http: first.http, threads: o.threads, embeddedPostgres: db.embedded }, 'sluice listening');
+    return {
+      port: first.port,
+      databaseUrl: db.url,
+      async close() {
+        await Promise.all(threads.map((w) => new Promise<void>((ok) => {
+          w.on('message', (m: FromThread) => { if (m.type === 'closed') ok(); });
+          w.once('exit', () => ok());
+          send(w, { type: 'drain' });
+        })));
+        await pipeline.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await pipeline.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
