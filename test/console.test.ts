@@ -1,0 +1,305 @@
+// The console end to end, in headless Chromium (Debian's package, found on
+// PATH) driven by puppeteer-core, against a real gateway on port 0 with real
+// Postgres and the real trace pipeline. Each step works through the page as a
+// person would; the API is called directly only to check what the page claims.
+// Screenshots of every page go to test-artifacts/ (gitignored).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { stopTestPostgres } from './helpers/pg.js';
+import { call } from './helpers/management.js';
+
+// Browser globals, used only inside page.evaluate callbacks (this program is compiled without the DOM lib).
+declare const document: any, location: any, sessionStorage: any, localStorage: any, getComputedStyle: any;
+type HTMLElement = { innerText: string };
+type HTMLTextAreaElement = { value: string };
+
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+
+function chromiumPath(): string {
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+    try {
+      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    } catch { /* next */ }
+  }
+  // No skip: CI installs Debian's chromium (.ci/run), and a console nobody tested is not done.
+  throw new Error('No Chromium on PATH: install it (apt-get install -y chromium) to run the console tests.');
+}
+
+let gw: TestGateway;
+let browser: Browser;
+let page: Page;
+let admin: string;
+let user: string;
+let otherAdmin: string;
+const pageErrors: string[] = [];
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  gw = await startGateway({
+    realTraces: true,
+    config: {
+      auth: { cache_ttl_ms: 500 },
+      organizations: [{ id: 'demo', models: ['mock-echo'] }, { id: 'other', models: ['mock-echo'] }],
+    },
+  });
+  admin = await gw.key('demo', 'admin');
+  user = await gw.key('demo', 'user');
+  otherAdmin = await gw.key('other', 'admin');
+  browser = await puppeteer.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  // A CSP violation or any script error shows up here, and fails the last test.
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[0-9]/.test(m.text())) pageErrors.push(m.text()); });
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.close();
+  await stopTestPostgres();
+});
+
+const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+const text = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).innerText);
+async function go(hash: string): Promise<void> {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+}
+async function signIn(key: string): Promise<void> {
+  await page.goto(`${gw.url}/ui`, { waitUntil: 'networkidle0' });
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload({ waitUntil: 'networkidle0' });
+  await page.type('input[name=api-key]', key);
+  await page.click('button[type=submit]');
+}
+
+test('the page and its assets: strict CSP, no-sniff, no referrer, long-cached hashed assets, no traversal', async () => {
+  const res = await fetch(`${gw.url}/ui`);
+  assert.equal(res.status, 200);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  for (const d of ["default-src 'self'", "script-src 'self'", "object-src 'none'", "frame-ancestors 'none'"]) assert.ok(csp.includes(d), d);
+  assert.ok(!csp.includes('unsafe-inline') && !csp.includes('unsafe-eval'));
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+  const html = await res.text();
+  assert.ok(!/<script>/.test(html) && !/<script(?![^>]*\bsrc=)/.test(html), 'no inline script');
+  const js = /src="(\/ui\/assets\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+  assert.ok(js, html);
+  const asset = await fetch(gw.url + js);
+  assert.equal(asset.status, 200);
+  assert.match(asset.headers.get('content-type') ?? '', /javascript/);
+  assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
+  assert.ok(asset.headers.get('etag'));
+  for (const path of ['/ui/assets/..%2f..%2fpackage.json', '/ui/assets/%2E%2E%2Fpackage.json', '/ui/assets/main.js', '/ui/../package.json', '/ui/assets/a/b']) {
+    const r = await fetch(gw.url + path);
+    assert.equal(r.status, 404, `${path}: ${await r.text()}`);
+  }
+});
+
+test('a user-role key is refused at sign-in', async () => {
+  await signIn(user);
+  await page.waitForSelector('.error');
+  assert.match(await text('.error'), /user key/);
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'a refused key is not kept');
+});
+
+test('an admin key signs in; the key is kept in sessionStorage only', async () => {
+  await signIn(admin);
+  await page.waitForSelector('nav');
+  await page.waitForSelector('.figures, .error');
+  assert.equal(await page.evaluate(() => Object.values(sessionStorage).includes(document.querySelector('input') ? '' : 'x')), false);
+  const stored = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: Object.values(localStorage) }));
+  assert.ok(stored.session.includes(admin));
+  assert.ok(!stored.local.some((v) => String(v).includes('sk-sluice')), 'never in localStorage');
+  await page.waitForSelector('.empty');
+  assert.match(await text('.empty'), /Playground/, 'the empty overview says what to do');
+  await shot('overview-empty');
+});
+
+let secret = '';
+test('create a key and see its secret once', async () => {
+  await go('/keys');
+  await page.waitForSelector('input[name=name]');
+  await page.type('input[name=name]', 'ci-bot');
+  await page.click('form.card button[type=submit]');
+  await page.waitForSelector('[data-testid=new-secret]');
+  secret = await text('[data-testid=new-secret]');
+  assert.match(secret, /^sk-sluice-/);
+  await page.waitForSelector('tr[data-key-id] td');
+  assert.ok((await text('table')).includes('ci-bot'));
+  await shot('keys');
+  // The new key works, and the secret is never shown again.
+  assert.equal((await call(gw.url, secret, 'GET', '/v1/models')).status, 200);
+  await page.click('button::-p-text(Done)');
+  await go('/overview');
+  await go('/keys');
+  await page.waitForSelector('tr[data-key-id]');
+  assert.ok(!(await page.content()).includes(secret));
+  const listed = await call(gw.url, admin, 'GET', '/v1/api-keys');
+  assert.ok(!JSON.stringify(listed.body).includes(secret));
+});
+
+let requestId = '';
+test('send a streamed chat from the playground and see its trace with the right cost', async () => {
+  await go('/playground');
+  await page.waitForFunction(() => [...document.querySelectorAll('select[name=model] option')].some((o: any) => o.value === 'mock-echo') || document.querySelector('.error'));
+  if (await page.$('.error')) assert.fail(await text('.error'));
+  await page.select('select[name=model]', 'mock-echo');
+  await page.$eval('textarea[name=message]', (e) => { (e as HTMLTextAreaElement).value = ''; });
+  await page.type('textarea[name=message]', 'console says hello');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-testid=gateway] [data-field=request_id]');
+  assert.match(await text('[data-testid=answer]'), /console says hello/);
+  requestId = await text('[data-testid=gateway] [data-field=request_id]');
+  const shownCost = await text('[data-testid=gateway] [data-field=cost_usd]');
+  await shot('playground');
+
+  // The trace the writer stored: its cost is the catalogue price (mock-echo: $1 / $2 per million) times the usage.
+  let trace: any;
+  for (let i = 0; i < 50 && !trace; i++) {
+    const r = await call(gw.url, admin, 'GET', `/v1/traces/${requestId}`);
+    if (r.status === 200) trace = r.body; else await new Promise((ok) => setTimeout(ok, 100));
+  }
+  assert.ok(trace, 'trace stored');
+  assert.ok(trace.prompt_tokens > 0 && trace.completion_tokens > 0);
+  assert.ok(Math.abs(trace.cost_usd - (trace.prompt_tokens * 1 + trace.completion_tokens * 2) / 1e6) < 1e-12);
+  assert.equal(trace.streamed, true);
+
+  await go('/traces');
+  const row = `tr[data-request-id="${requestId}"]`;
+  await page.waitForSelector(row, { timeout: 10_000 });
+  const listedCost = await page.$eval(`${row} [data-testid=trace-cost]`, (e) => (e as HTMLElement).innerText);
+  assert.equal(listedCost, shownCost, 'the list shows the cost the gateway block reported');
+  await shot('traces');
+  await page.click(`${row} a`);
+  await page.waitForSelector('[data-field=cost_usd]');
+  assert.equal(await text('[data-field=request_id]'), requestId);
+  assert.equal(await text('[data-field=cost_usd]'), listedCost);
+  assert.equal(await text('[data-field=status_code]'), '200');
+  await shot('trace-detail');
+
+  // The filters narrow the list: nothing streamed=false among one streamed trace.
+  await go('/traces');
+  await page.waitForSelector('select[name=streamed]');
+  await page.select('select[name=streamed]', 'false');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForSelector('.empty');
+});
+
+test('the overview shows the usage the API reports', async () => {
+  await go('/overview');
+  await page.waitForSelector('[data-testid=total-requests]');
+  await page.waitForSelector('figure.chart canvas');
+  const api = await call(gw.url, admin, 'GET', '/v1/usage?range=24h');
+  assert.ok(api.body.totals.requests >= 1);
+  assert.equal(await text('[data-testid=total-requests]'), api.body.totals.requests.toLocaleString('en'));
+  await page.click('.seg button::-p-text(7d)');
+  await page.waitForSelector('.seg button[aria-pressed=true]::-p-text(7d)');
+  await shot('overview');
+  await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  await page.reload({ waitUntil: 'networkidle0' });
+  await page.waitForSelector('figure.chart canvas');
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(bg, 'rgb(18, 19, 22)', 'dark theme from prefers-color-scheme');
+  await shot('overview-dark');
+  await page.click('header button[aria-label^="Switch to light"]');
+  await page.waitForFunction(() => getComputedStyle(document.body).backgroundColor === 'rgb(247, 247, 248)');
+  await page.click('header button[aria-label^="Switch to dark"]');
+  await page.waitForFunction(() => getComputedStyle(document.body).backgroundColor === 'rgb(18, 19, 22)');
+  await page.evaluate(() => localStorage.clear());
+  await page.emulateMediaFeatures([]);
+  await page.setViewport({ width: 390, height: 844, isMobile: true });
+  await shot('overview-phone');
+  await page.setViewport({ width: 1280, height: 800 });
+});
+
+test('create a route, dry-run it, disable it', async () => {
+  await go('/routes');
+  await page.waitForSelector('input[name=route-name]');
+  // The API's own validation message comes back for a bad rule.
+  await page.type('input[name=route-name]', 'echo-pin');
+  await page.type('input[name=route-match]', 'my-alias');
+  await page.click('form.card button[type=submit]');
+  await page.waitForSelector('.error');
+  assert.match(await text('.error'), /action/);
+  await page.type('input[name=route-provider]', 'mock');
+  await page.type('input[name=route-model]', 'mock-echo');
+  await page.click('form.card button[type=submit]');
+  await page.waitForSelector('tr[data-route=echo-pin]');
+
+  await page.type('input[name=try-model]', 'my-alias');
+  await page.click('button::-p-text(Resolve)');
+  await page.waitForSelector('[data-testid=dry-run] [data-field=route_reason]');
+  assert.equal(await text('[data-testid=dry-run] [data-field=route_reason]'), 'rule:echo-pin');
+  await shot('routes');
+
+  await page.click('tr[data-route=echo-pin] input[type=checkbox]');
+  await page.waitForSelector('tr[data-route=echo-pin].disabled');
+  const listed = await call(gw.url, admin, 'GET', '/v1/routes');
+  assert.equal(listed.body.data.find((r: any) => r.name === 'echo-pin').enabled, false);
+  await page.click('button::-p-text(Resolve)');
+  await page.waitForSelector('form[aria-labelledby=tryit] .error');
+  assert.match(await text('form[aria-labelledby=tryit] .error'), /model_not_found/);
+});
+
+test('revoke a key after confirming; the gateway then refuses it', async () => {
+  await go('/keys');
+  await page.waitForSelector('tr[data-key-id]');
+  const id = await page.$$eval('tr[data-key-id]', (rows) => rows.find((r) => r.textContent?.includes('ci-bot'))?.getAttribute('data-key-id'));
+  assert.ok(id);
+  await page.click(`tr[data-key-id="${id}"] button.danger`);
+  await page.waitForSelector('dialog[open]');
+  await page.click('button::-p-text(Cancel)');
+  assert.ok((await call(gw.url, admin, 'GET', '/v1/api-keys')).body.data.some((k: any) => k.id === id), 'cancel keeps the key');
+  await page.click(`tr[data-key-id="${id}"] button.danger`);
+  await page.waitForSelector('dialog[open]');
+  await page.click('dialog button.danger');
+  await page.waitForFunction((k) => !document.querySelector(`tr[data-key-id="${k}"]`), {}, id);
+  let status = 200;
+  for (let i = 0; i < 40 && status !== 401; i++) {
+    status = (await call(gw.url, secret, 'GET', '/v1/models')).status;
+    if (status !== 401) await new Promise((ok) => setTimeout(ok, 100));
+  }
+  assert.equal(status, 401);
+});
+
+test("another organisation's data never appears", async () => {
+  const theirs = await call(gw.url, otherAdmin, 'POST', '/v1/chat/completions', { model: 'mock-echo', messages: [{ role: 'user', content: 'other org secret' }] });
+  assert.equal(theirs.status, 200);
+  const theirId = theirs.headers.get('x-request-id')!;
+  const theirKeys = (await call(gw.url, otherAdmin, 'GET', '/v1/api-keys')).body.data.map((k: any) => k.id);
+  await new Promise((ok) => setTimeout(ok, 600));
+  await go('/traces');
+  await page.waitForSelector(`tr[data-request-id="${requestId}"]`, { timeout: 10_000 });
+  const html = await page.content();
+  assert.ok(!html.includes(theirId), "the other organisation's trace is not listed");
+  await go(`/traces/${theirId}`);
+  await page.waitForSelector('.error');
+  assert.match(await text('.error'), /404/);
+  await go('/keys');
+  await page.waitForSelector('tr[data-key-id]');
+  const keysHtml = await page.content();
+  for (const k of theirKeys) assert.ok(!keysHtml.includes(k), k);
+  const usage = await call(gw.url, admin, 'GET', '/v1/usage?range=1h');
+  assert.ok(!usage.body.breakdowns.key.some((k: any) => theirKeys.includes(k.key)));
+});
+
+test('a revoked or wrong key in the session is sent back to sign-in', async () => {
+  await page.evaluate(() => sessionStorage.setItem('sluice.console.key', 'sk-sluice-not-a-key'));
+  await go('/routes');
+  await page.waitForSelector('input[name=api-key]');
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the refused key is forgotten');
+  assert.match(await text('.error'), /Sign in again/);
+  await shot('sign-in');
+});
+
+test('no script errors and no CSP violations on any page', () => {
+  assert.deepEqual(pageErrors, []);
+});

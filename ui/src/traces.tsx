@@ -1,0 +1,97 @@
+// Traces: the newest first with filters and cursor paging, refreshed live on
+// the first page; a trace's detail shows every field and the payload archive.
+import { useEffect, useState } from 'preact/hooks';
+import { api, qs } from './api.js';
+import { int, ms, time, usd } from './format.js';
+import { Empty, ErrorBox, Loading, useLoad } from './ui.js';
+
+export interface Trace {
+  request_id: string; api_key_id: string; provider: string | null; model: string | null; requested_model: string | null; route_reason: string | null;
+  latency_ms: number; ttfb_ms: number | null; total_tokens: number; cost_usd: number; status_code: number; streamed: boolean;
+  stream_aborted: boolean; created_at: string; payload_url?: string; [field: string]: unknown;
+}
+
+const EMPTY = { status: '', provider: '', model: '', key: '', streamed: '', aborted: '' };
+
+export function Traces() {
+  const [draft, setDraft] = useState(EMPTY);
+  const [filters, setFilters] = useState(EMPTY);
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [live, setLive] = useState(true);
+  const after = cursors.at(-1);
+  const page = useLoad(() => api<{ data: Trace[]; has_more: boolean }>('GET', `/v1/traces${qs({ ...filters, limit: 25, starting_after: after })}`), [filters, after]);
+  useEffect(() => {
+    if (!live || after) return;
+    const t = setInterval(page.reload, 3000);
+    return () => clearInterval(t);
+  }, [live, after, page.reload]);
+  const field = (name: keyof typeof EMPTY, label: string, numeric = false) => (
+    <label>{label}<input name={name} inputMode={numeric ? 'numeric' : 'text'} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} /></label>
+  );
+  const tri = (name: 'streamed' | 'aborted', label: string) => (
+    <label>{label}<select name={name} value={draft[name]} onChange={(e) => setDraft({ ...draft, [name]: (e.target as HTMLSelectElement).value })}>
+      <option value="">any</option><option value="true">yes</option><option value="false">no</option></select></label>
+  );
+  return (
+    <div>
+      <div class="toolbar"><h1>Traces</h1>
+        <label class="inline"><input type="checkbox" checked={live} onChange={(e) => setLive((e.target as HTMLInputElement).checked)} /> Live</label>
+      </div>
+      <form class="filters" onSubmit={(e) => { e.preventDefault(); setCursors([]); setFilters(draft); }}>
+        {field('status', 'Status', true)}{field('provider', 'Provider')}{field('model', 'Model')}{field('key', 'Key id')}
+        {tri('streamed', 'Streamed')}{tri('aborted', 'Aborted')}
+        <button type="submit">Apply</button>
+        <button type="button" onClick={() => { setDraft(EMPTY); setFilters(EMPTY); setCursors([]); }}>Clear</button>
+      </form>
+      {page.error ? <ErrorBox error={page.error} retry={page.reload} /> : !page.data ? <Loading /> : page.data.data.length === 0 ? (
+        <Empty>No traces{Object.values(filters).some(Boolean) ? ' match these filters; clear them to see every trace' : ' yet: every request through the gateway leaves one here within a second. Try the Playground'}.</Empty>
+      ) : (
+        <>
+          <div class="scroll"><table class="traces">
+            <thead><tr><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Provider</th><th scope="col">Key</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Cost</th><th scope="col">Stream</th></tr></thead>
+            <tbody>{page.data.data.map((t) => (
+              <tr key={t.request_id} data-request-id={t.request_id}>
+                <td><a href={`#/traces/${encodeURIComponent(t.request_id)}`}>{time(t.created_at)}</a></td>
+                <td class={t.status_code >= 400 ? 'bad' : 'ok'}>{t.status_code}</td>
+                <td>{t.model ?? '–'}</td><td>{t.provider ?? '–'}</td><td><code>{t.api_key_id}</code></td>
+                <td class="num">{ms(t.latency_ms)}</td><td class="num">{int(t.total_tokens)}</td><td class="num" data-testid="trace-cost">{usd(t.cost_usd)}</td>
+                <td>{t.streamed ? (t.stream_aborted ? 'aborted' : 'yes') : 'no'}</td>
+              </tr>
+            ))}</tbody>
+          </table></div>
+          <div class="row">
+            <button type="button" disabled={!cursors.length} onClick={() => setCursors([])}>Newest</button>
+            <button type="button" disabled={!cursors.length} onClick={() => setCursors(cursors.slice(0, -1))}>← Newer</button>
+            <button type="button" disabled={!page.data.has_more} onClick={() => setCursors([...cursors, page.data!.data.at(-1)!.request_id])}>Older →</button>
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function TraceDetail({ id }: { id: string }) {
+  const trace = useLoad(() => api<Trace>('GET', `/v1/traces/${encodeURIComponent(id)}`), [id]);
+  const payload = useLoad(async () => {
+    const url = trace.data?.payload_url;
+    if (!url) return undefined;
+    // The signed link is the credential: no bearer key is sent with it.
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`The payload link answered ${res.status}; reload the trace for a fresh link.`);
+    return JSON.stringify(await res.json(), null, 2);
+  }, [trace.data]);
+  if (trace.error) return <ErrorBox error={trace.error} retry={trace.reload} />;
+  if (!trace.data) return <Loading />;
+  const t = trace.data;
+  return (
+    <div>
+      <div class="toolbar"><h1>Trace <code>{t.request_id}</code></h1><a href="#/traces">← All traces</a></div>
+      <dl class="fields">{Object.entries(t).filter(([k]) => k !== 'payload_url').map(([k, v]) => (
+        <div key={k}><dt>{k}</dt><dd data-field={k}>{v === null ? '–' : k === 'cost_usd' ? usd(v as number) : String(v)}</dd></div>
+      ))}</dl>
+      <h2>Payload</h2>
+      {!t.payload_url ? <p class="muted">No payload archive: this organisation does not store payloads (<code>store_payloads</code> in the config).</p>
+        : payload.error ? <ErrorBox error={payload.error} retry={payload.reload} /> : payload.data ? <pre class="code">{payload.data}</pre> : <Loading />}
+    </div>
+  );
+}
