@@ -1,6 +1,7 @@
 // Wires the gateway together. No I/O happens at import time: everything starts
 // in startApp() and stops, in reverse order, in close().
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Credentials } from './config/credentials.js';
 import type { Config } from './config/load-config.js';
@@ -11,14 +12,25 @@ import { exposeTraceMetrics, Metrics } from './metrics.js';
 import { createPolicyEngine } from './policy/engine.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
+import { sendError } from './pipeline/reply.js';
+import { newRequestId } from './pipeline/request-context.js';
+import { GatewayError } from './errors.js';
+import type { ThreadLink } from './threads/thread-link.js';
 import type { Services } from './pipeline/services.js';
 import { compileEmbeddingCatalogue, compileOrgCatalogues } from './routing/org-catalogue.js';
 import { ensureOrganizations, touchLastUsed } from './store/api-keys-repo.js';
 import { openDatabase } from './store/database.js';
+import { readMigrations } from './store/migrate.js';
+import { Readiness } from './pipeline/readiness.js';
 import { openKeyCache } from './store/key-cache.js';
 import { RulesPoller } from './store/rules-poller.js';
 import { UpstreamPools } from './upstream/pools.js';
+import { ResponseStore } from './responses/store.js';
 import { Upstream } from './upstream/upstream.js';
+import { Circuits } from './upstream/circuit.js';
+import { exposeCircuitMetrics } from './upstream/circuit-metrics.js';
+import { openLimits } from './limits/open-limits.js';
+import { chainDeps } from './pipeline/dispatch.js';
 
 export interface AppOptions {
   config: Config;
@@ -31,6 +43,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Replaces the trace pipeline (tests that inspect traces directly). */
   traceSink?: TraceSink;
+  /** Set when this app is one gateway thread of several (src/threads/): its link to the main thread and its siblings. */
+  thread?: ThreadLink;
 }
 
 export interface App {
@@ -45,7 +59,7 @@ export interface App {
 
 export async function startApp(opts: AppOptions): Promise<App> {
   const { config } = opts;
-  const log = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  const log = opts.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   const db = await openDatabase({ url: opts.databaseUrl, dataDir: opts.dataDir, log: (m) => log.debug(m) });
   const cleanup: Array<() => Promise<void> | void> = [() => db.close()];
   try {
@@ -53,13 +67,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const credentials = new Credentials(config);
     await credentials.start();
     cleanup.unshift(() => credentials.stop());
-    const metrics = new Metrics(true);
+    // Process-wide metrics (CPU, memory) come from the main thread once, not from every gateway thread.
+    const metrics = new Metrics(!opts.thread, opts.thread?.index);
     const keyCache = await openKeyCache({
-      pool: db.pool, redisUrl: opts.redisUrl, ttlMs: config.auth.cache_ttl_ms, prefix: config.redis.key_prefix, log,
+      pool: db.pool, redisUrl: opts.redisUrl, ttlMs: config.auth.cache_ttl_ms, staleMs: config.auth.stale_if_error_ms, prefix: config.redis.key_prefix, log,
     });
     cleanup.unshift(() => keyCache.close());
     const auth = new Authenticator(keyCache.lookup, {
       ttlMs: keyCache.lruTtlMs,
+      staleIfErrorMs: config.auth.stale_if_error_ms,
+      onOutage: (down, err) => (down
+        ? log.warn({ err }, 'key lookups failing; known keys are served from their last good record, unknown keys get 503')
+        : log.info('key lookups answer again')),
       maxEntries: config.auth.cache_size,
       flushEveryMs: config.auth.last_used_flush_ms,
       flushLastUsed: (seen) => touchLastUsed(db.pool, seen),
@@ -78,12 +97,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
       headersTimeoutMs: config.upstream.headers_timeout_ms,
       bodyTimeoutMs: config.upstream.body_timeout_ms,
       connections: config.upstream.connections_per_origin,
+      limits: { maxResponseBytes: config.upstream.max_response_bytes, maxEventBytes: config.upstream.max_event_bytes },
     });
     cleanup.unshift(() => pools.close());
     // Only organisations with a `policy` block are scanned; the engine (and its worker threads) exists only if one has.
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
     const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log) : undefined;
     if (policy) cleanup.unshift(() => policy.close());
+    const limits = await openLimits(config, db.pool, opts.redisUrl, log);
+    cleanup.unshift(() => limits.close());
+    const circuits = new Circuits(config.upstream.circuit);
+    exposeCircuitMetrics(metrics, circuits);
     const anyPayloads = [...config.organizations.values()].some((o) => o.store_payloads);
     const payloadSecret = resolvePayloadSecret(config.traces, process.env, anyPayloads);
     let traces: TraceSink | undefined = opts.traceSink;
@@ -95,6 +119,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
       exposeTraceMetrics(metrics, pipeline);
       traces = pipeline;
     }
+    const responses = new ResponseStore(db.pool, config.responses, log);
+    responses.start();
+    // Closed before the pool ends, so that the writes of the last responses land.
+    cleanup.unshift(() => responses.close());
+    const otlp = config.telemetry.otlp;
+    if (otlp) {
+      // Imported only when configured: with telemetry off nothing of OpenTelemetry is loaded.
+      const { startOtlp } = await import('./telemetry/otlp-exporter.js');
+      const tap = await startOtlp({ ...otlp, headers: { ...otlp.headers } }, traces, (p) => config.providers.get(p)?.kind);
+      cleanup.unshift(() => tap.close());
+      traces = tap.sink;
+    }
     const services: Services = {
       config,
       pool: db.pool,
@@ -104,13 +140,27 @@ export async function startApp(opts: AppOptions): Promise<App> {
       auth,
       upstream: new Upstream(pools),
       rules: rules.match,
-      management: { keyRevoked: (hash) => keyCache.revoked(hash), rulesChanged: () => rules.refresh() },
+      management: {
+        async keyRevoked(hash) { await keyCache.revoked(hash); await opts.thread?.announceRevoked(hash); },
+        async rulesChanged() { await rules.refresh(); await opts.thread?.announceRulesChanged(); },
+      },
       policy,
       traces,
+      responses,
       payloadSecret,
       log,
       metrics,
+      ...(opts.thread ? { metricsText: () => opts.thread!.metricsText() } : {}),
+      readiness: new Readiness({ pool: db.pool, latestMigration: Math.max(0, ...readMigrations().map((m) => m.version)), policy }),
+      limits: limits.limits,
+      circuits,
+      deps: undefined!,
     };
+    services.deps = chainDeps(services);
+    if (opts.thread) {
+      opts.thread.listen({ keyRevoked: (hash) => auth.invalidate(hash), rulesChanged: () => rules.refresh() });
+      opts.thread.collect = () => metrics.registry.getMetricsAsJSON();
+    }
 
     let inflight = 0;
     let draining = false;
@@ -120,13 +170,28 @@ export async function startApp(opts: AppOptions): Promise<App> {
       begin: () => { inflight++; },
       end: () => { if (--inflight === 0) drained?.(); },
     });
-    const server = createHttpServer(opts.http ?? config.server.http, handler, { bodyLimitBytes: config.server.body_limit_bytes });
+    const server = createHttpServer(opts.http ?? config.server.http, handler, {
+      bodyLimitBytes: config.server.body_limit_bytes,
+      timeouts: {
+        headersMs: config.server.headers_timeout_ms,
+        requestMs: config.server.request_timeout_ms,
+        idleMs: config.server.idle_timeout_ms,
+        stalledWriteMs: config.server.stalled_write_timeout_ms,
+      },
+      onHandlerError(err, res) {
+        const requestId = newRequestId();
+        log.error({ err, request_id: requestId }, 'front-end callback threw');
+        sendError(res, new GatewayError('gateway_error', undefined, { cause: err }), requestId);
+      },
+    });
     const host = opts.host ?? config.server.host;
     const port = await server.listen(host, opts.port ?? config.server.port);
     if ([...config.organizations.values()].some((o) => o.models.some((m) => m.startsWith('mock-')))) {
       log.warn('the demo `mock` provider is activated: its models echo prompts and are not for production');
     }
-    log.info({ port, http: server.kind, embeddedPostgres: db.embedded }, 'sluice listening');
+    // A gateway thread is one of several: the main thread announces the gateway once all are up.
+    if (opts.thread) log.debug({ port, http: server.kind }, 'thread listening');
+    else log.info({ port, http: server.kind, embeddedPostgres: db.embedded }, 'sluice listening');
 
     return {
       port,
@@ -143,6 +208,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
             setTimeout(ok, config.server.shutdown_grace_ms).unref();
           });
         }
+        server.closeConnections();
         for (const step of cleanup) await step();
       },
     };

@@ -34,9 +34,30 @@ export const ERRORS = {
   auth_unavailable: { status: 503, type: 'gateway_error', message: 'API keys cannot be checked right now; retry shortly.' },
   gateway_error: { status: 500, type: 'gateway_error', message: 'Internal gateway error.' },
   shutting_down: { status: 503, type: 'gateway_error', message: 'The gateway is shutting down.' },
+  upstream_unavailable: { status: 503, type: 'upstream_error', message: 'The upstream is failing and its circuit is open; retry shortly.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached; retry after the time in retry-after.' },
+  budget_exceeded: { status: 429, type: 'insufficient_quota', message: 'The spend budget for this period is used up.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** What a provider's own error body said, kept so the caller's SDK sees the provider's `type`, `param` and `code`. */
+export interface UpstreamFault {
+  type?: string | undefined;
+  param?: string | null | undefined;
+  code?: string | null | undefined;
+}
+
+export interface GatewayErrorOptions {
+  param?: string;
+  upstreamStatus?: number;
+  status?: number;
+  cause?: unknown;
+  /** The provider's type/param/code, shown instead of the catalogue's in the JSON body. */
+  upstream?: UpstreamFault;
+  /** Response headers the caller's SDK needs with this error (retry-after, x-ratelimit-*). */
+  headers?: ReadonlyArray<readonly [string, string]>;
+}
 
 export class GatewayError extends Error {
   readonly code: ErrorCode;
@@ -45,8 +66,10 @@ export class GatewayError extends Error {
   readonly param: string | null;
   /** Upstream status, kept for traces when the error came from a provider. */
   readonly upstreamStatus: number | undefined;
+  readonly upstream: UpstreamFault | undefined;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
 
-  constructor(code: ErrorCode, message?: string, opts: { param?: string; upstreamStatus?: number; status?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message?: string, opts: GatewayErrorOptions = {}) {
     const spec: ErrorSpec = ERRORS[code];
     super(message ?? spec.message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'GatewayError';
@@ -56,6 +79,8 @@ export class GatewayError extends Error {
     this.type = spec.type;
     this.param = opts.param ?? null;
     this.upstreamStatus = opts.upstreamStatus;
+    this.upstream = opts.upstream;
+    this.headers = opts.headers ?? [];
   }
 }
 
@@ -65,10 +90,22 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError('gateway_error', undefined, { cause: err });
 }
 
-/** The JSON body of every pre-stream error, in the shape the openai SDK reads. */
+/**
+ * The JSON body of every pre-stream error, in the shape the openai SDK reads.
+ * A provider's own error keeps its `type`, `param` and `code` where it gave
+ * them, so the SDK's error classes and a caller's `code` checks
+ * (`context_length_exceeded`, `rate_limit_exceeded`) behave as they do against
+ * the provider itself.
+ */
 export function errorBody(err: GatewayError, requestId: string): string {
+  const u = err.upstream;
   return JSON.stringify({
-    error: { message: err.message, type: err.type, param: err.param, code: err.code },
+    error: {
+      message: err.message,
+      type: u?.type ?? err.type,
+      param: u?.param ?? err.param,
+      code: u?.code ?? err.code,
+    },
     request_id: requestId,
   });
 }

@@ -16,7 +16,11 @@ export class Metrics {
   /** Label children cached per endpoint and status: resolving labels on every request costs more than the observation. */
   private readonly done = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<string> }>();
 
+  /** Requests served by this gateway thread, so an operator can see the threads share the load. */
+  private readonly threadServed: Counter.Internal | undefined;
+
   requestDone(endpoint: string, status: number, seconds: number): void {
+    this.threadServed?.inc();
     const key = `${endpoint} ${status}`;
     let m = this.done.get(key);
     if (!m) {
@@ -27,8 +31,11 @@ export class Metrics {
     m.seconds.observe(seconds);
   }
 
-  constructor(defaults = false) {
+  constructor(defaults = false, thread?: number) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
+    if (thread !== undefined) {
+      this.threadServed = new Counter({ name: 'sluice_thread_requests_total', help: 'Requests by gateway thread', labelNames: ['thread'] as const, registers: [this.registry] }).labels(String(thread));
+    }
   }
 
   /** A value read at scrape time (trace buffer depth, spool size...), so the hot path pays nothing for it. */

@@ -2,7 +2,7 @@
 // result is frozen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig, ConfigError, loadConfig } from '../src/config/load-config.js';
@@ -56,6 +56,7 @@ test('YAML files: parse errors and unreadable files are reported with the file n
   const ok = join(dir, 'ok.yaml');
   writeFileSync(ok, 'organizations:\n  - id: x\n    models: [mock-echo]\n');
   assert.deepEqual(loadConfig(ok).organizations.get('x')!.models, ['mock-echo']);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('the shipped example config is valid', () => {

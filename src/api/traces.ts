@@ -8,6 +8,7 @@ import { sendEmpty, sendJson } from '../pipeline/reply.js';
 import type { Services } from '../pipeline/services.js';
 import { fetchPayload, getTrace, listTraces, signPayloadUrl, verifyPayloadSignature, type TraceReadOptions } from '../traces/index.js';
 import { requireAdmin } from './management-auth.js';
+import { boolParam } from './query-params.js';
 
 function baseUrl(svc: Services, req: GatewayRequest): string {
   if (svc.config.server.public_url) return svc.config.server.public_url.replace(/\/+$/, '');
@@ -30,6 +31,10 @@ export const listTracesHandler: Handler = async (svc, ctx, req, res) => {
     startingAfter: q.get('starting_after') ?? undefined,
     status: q.get('status') ?? undefined,
     provider: q.get('provider') ?? undefined,
+    model: q.get('model') ?? undefined,
+    key: q.get('key') ?? undefined,
+    streamed: boolParam(q, 'streamed'),
+    aborted: boolParam(q, 'aborted'),
   }, readOptions(svc, req));
   ctx.trace.status_code = 200;
   sendJson(res, 200, JSON.stringify({ object: 'list', ...page }), ctx.requestId);

@@ -44,7 +44,7 @@ export const DEFAULT_MODELS: readonly ModelEntry[] = [...chat.map(toEntry('chat'
 
 /** Built-in providers. `google` serves the embeddings catalogue and shares Gemini's credential. */
 export const DEFAULT_PROVIDERS = {
-  openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' },
+  openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', responses_api: true },
   deepseek: { kind: 'openai', base_url: 'https://api.deepseek.com/v1', api_key_env: 'DEEPSEEK_API_KEY' },
   mistral: { kind: 'openai', base_url: 'https://api.mistral.ai/v1', api_key_env: 'MISTRAL_API_KEY' },
   anthropic: { kind: 'anthropic', base_url: 'https://api.anthropic.com/v1', api_key_env: 'ANTHROPIC_API_KEY' },

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import type { ModelEntry } from '../domain.js';
 import { DEFAULT_MODELS, DEFAULT_PROVIDERS } from './default-catalogue.js';
+import { checkOrgFallbacks, retrySchema } from './resilience-schema.js';
 import { configSchema, formatIssues, type OrganizationConfig, type ProviderConfig, type RawConfig } from './schema.js';
 
 export interface Config {
@@ -14,6 +15,8 @@ export interface Config {
   readonly redis: RawConfig['redis'];
   readonly policy: RawConfig['policy'];
   readonly traces: RawConfig['traces'];
+  readonly responses: RawConfig['responses'];
+  readonly telemetry: RawConfig['telemetry'];
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   /** File entries first, then built-ins not overridden: the order resolution prefers. */
   readonly catalogue: readonly ModelEntry[];
@@ -53,6 +56,7 @@ function crossCheck(raw: RawConfig, providers: Map<string, ProviderConfig>, cata
       if (!o.models.includes(id)) problems.push(`organizations.${i}.auto_preference.${j}: "${id}" is not an activated model`);
     });
   });
+  problems.push(...checkOrgFallbacks(raw.organizations, catalogue));
   return problems;
 }
 
@@ -61,7 +65,7 @@ export function buildConfig(input: unknown, source = '(inline)'): Config {
   if (!parsed.success) throw new ConfigError(source, formatIssues(parsed.error));
   const raw = parsed.data;
   const providers = new Map<string, ProviderConfig>();
-  for (const [name, p] of Object.entries(DEFAULT_PROVIDERS)) providers.set(name, { no_auth: false, ...p });
+  for (const [name, p] of Object.entries(DEFAULT_PROVIDERS)) providers.set(name, { no_auth: false, responses_api: false, retry: retrySchema.parse({}), ...p });
   for (const [name, p] of Object.entries(raw.providers)) providers.set(name, p);
   const overridden = new Set(raw.models.map((m) => `${m.provider}/${m.id}`));
   const catalogue: ModelEntry[] = [...raw.models, ...DEFAULT_MODELS.filter((m) => !overridden.has(`${m.provider}/${m.id}`))];
@@ -74,6 +78,8 @@ export function buildConfig(input: unknown, source = '(inline)'): Config {
     redis: raw.redis,
     policy: raw.policy,
     traces: raw.traces,
+    responses: raw.responses,
+    telemetry: raw.telemetry,
     providers,
     catalogue,
     organizations: new Map(raw.organizations.map((o) => [o.id, o])),

@@ -2,7 +2,9 @@
 // field at fault and the rule it broke, and the result is deep-frozen.
 import { z } from 'zod';
 import { orgPolicySchema, policySettingsSchema } from '../policy/config-schema.js';
+import { orgResponsesSchema, responsesSettingsSchema } from '../responses/config-schema.js';
 import { orgTraceSchema, traceSettingsSchema } from '../traces/config-schema.js';
+import { circuitSchema, fallbacksSchema, limitsSchema, retrySchema } from './resilience-schema.js';
 
 const providerSchema = z.object({
   kind: z.enum(['openai', 'anthropic', 'gemini', 'mock']),
@@ -11,8 +13,16 @@ const providerSchema = z.object({
   api_key_file: z.string().min(1).optional(),
   /** Self-hosted servers that take no credential are always configured. */
   no_auth: z.boolean().default(false),
+  /**
+   * The upstream serves OpenAI's Responses API (POST {base}/responses): /v1/responses
+   * is then passed through natively; otherwise it is translated onto chat completions.
+   * True only for the built-in `openai` provider unless set.
+   */
+  responses_api: z.boolean().default(false),
+  retry: retrySchema.prefault({}),
 }).strict().superRefine((p, ctx) => {
   if (p.kind !== 'mock' && !p.base_url) ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'is required for this provider kind' });
+  if (p.responses_api && p.kind !== 'openai') ctx.addIssue({ code: 'custom', path: ['responses_api'], message: 'is only possible for kind "openai"' });
 });
 
 const modelSchema = z.object({
@@ -31,6 +41,10 @@ const organizationSchema = z.object({
   /** Replaces the `auto` picker's cheapest-first policy with a preference order of model ids. */
   auto_preference: z.array(z.string().min(1)).optional(),
   policy: orgPolicySchema.optional(),
+  responses: orgResponsesSchema.optional(),
+  /** Tried in order when the target `auto` or an alias chose fails before the first byte (docs/limits.md). */
+  fallbacks: fallbacksSchema.optional(),
+  limits: limitsSchema.optional(),
 }).strict().extend(orgTraceSchema.shape);
 
 export const configSchema = z.object({
@@ -42,16 +56,35 @@ export const configSchema = z.object({
     /** Public base URL of this gateway, used to mint signed payload links. */
     public_url: z.url().optional(),
     shutdown_grace_ms: z.number().int().nonnegative().default(15_000),
-  }).strict().prefault({}),
+    /** Gateway threads on one port (uWebSockets.js only); unset means one per available core. */
+    threads: z.number().int().min(1).max(256).optional(),
+    /** node:http only (uWS's are fixed; docs/operations.md): a request's headers, and its whole head and body, must arrive within these. */
+    headers_timeout_ms: z.number().int().positive().default(10_000),
+    request_timeout_ms: z.number().int().positive().default(60_000),
+    /** node:http only: an idle keep-alive connection is closed after this. */
+    idle_timeout_ms: z.number().int().positive().default(65_000),
+    /** A response whose socket has not drained for this long (a caller that stopped reading) is aborted. */
+    stalled_write_timeout_ms: z.number().int().positive().default(30_000),
+  }).strict().superRefine((s, ctx) => {
+    // node:http refuses a headers timeout longer than the request timeout.
+    if (s.headers_timeout_ms > s.request_timeout_ms) ctx.addIssue({ code: 'custom', path: ['headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' });
+  }).prefault({}),
   upstream: z.object({
     connect_timeout_ms: z.number().int().positive().default(5_000),
     headers_timeout_ms: z.number().int().positive().default(120_000),
     body_timeout_ms: z.number().int().positive().default(120_000),
     connections_per_origin: z.number().int().positive().default(256),
+    /** A JSON answer or error body over this is cut off with 502 upstream_error. */
+    max_response_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+    /** One SSE event (or one unterminated line) over this many characters cuts the stream off. */
+    max_event_bytes: z.number().int().positive().default(1024 * 1024),
+    circuit: circuitSchema.prefault({}),
   }).strict().prefault({}),
   auth: z.object({
     cache_ttl_ms: z.number().int().positive().max(60_000).default(2_000),
     cache_size: z.number().int().positive().default(100_000),
+    /** How long past cache_ttl_ms a known key's last good record is served while Postgres is unreachable; 0 turns it off. */
+    stale_if_error_ms: z.number().int().nonnegative().max(7 * 24 * 3_600_000).default(24 * 3_600_000),
     last_used_flush_ms: z.number().int().positive().default(5_000),
   }).strict().prefault({}),
   redis: z.object({
@@ -63,6 +96,16 @@ export const configSchema = z.object({
   organizations: z.array(organizationSchema).default([]),
   policy: policySettingsSchema.optional(),
   traces: traceSettingsSchema.prefault({}),
+  responses: responsesSettingsSchema.prefault({}),
+  telemetry: z.object({
+    /** One OpenTelemetry span per traced request, sent over OTLP/HTTP (JSON). Off when absent. */
+    otlp: z.object({
+      /** The collector's base URL (`/v1/traces` is appended) or the full traces URL. */
+      endpoint: z.url().refine((u) => /^https?:/.test(u), 'must be an http(s) URL'),
+      headers: z.record(z.string().min(1), z.string()).optional(),
+      service_name: z.string().min(1).default('sluice'),
+    }).strict().optional(),
+  }).strict().prefault({}),
 }).strict();
 
 export type ConfigInput = z.input<typeof configSchema>;

@@ -4,21 +4,29 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { TraceRecord } from '../domain.js';
 import type { KeyRecord } from '../store/api-keys-repo.js';
+import type { Admission } from '../limits/gate.js';
+
+/** Hex UUID without dashes: unique without coordination between instances. */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`;
+}
 
 export class RequestContext {
   readonly requestId: string;
   readonly startedAt = performance.now();
   readonly startedEpoch = Date.now();
   key: KeyRecord | undefined;
+  /** Set when a rate limit or budget applied to this request: settled once its usage is known. */
+  admission: Admission | undefined = undefined;
   trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at'>;
 
   constructor(endpoint: TraceRecord['endpoint']) {
-    // Hex UUID without dashes: unique without coordination between instances.
-    this.requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    this.requestId = newRequestId();
     this.trace = {
       endpoint, provider: null, model: null, requested_model: null, route_reason: null,
       prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0, status_code: 0, error_code: null,
       redactions: 0, streamed: false, ttfb_ms: null, stream_aborted: false, disclosed_bytes: 0, dry_run: false,
+      attempts: null, fallback_from: null,
     };
   }
 
@@ -39,6 +47,7 @@ export class RequestContext {
       total_tokens: t.total_tokens, cost_usd: t.cost_usd, status_code: t.status_code, error_code: t.error_code,
       redactions: t.redactions, streamed: t.streamed, ttfb_ms: t.ttfb_ms, stream_aborted: t.stream_aborted,
       disclosed_bytes: t.disclosed_bytes, dry_run: t.dry_run, created_at: this.startedEpoch, payload: t.payload,
+      attempts: t.attempts ?? null, fallback_from: t.fallback_from ?? null,
     };
   }
 }

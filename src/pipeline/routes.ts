@@ -4,13 +4,22 @@ import { chatCompletions } from './chat-completions.js';
 import type { Route } from './handle-request.js';
 import { embeddings } from './embeddings.js';
 import { listModels } from './models.js';
-import { metricsEndpoint, healthz } from './ops.js';
+import { metricsEndpoint, healthz, readyz } from './ops.js';
+import { createResponse } from './responses.js';
+import { deleteResponse, getResponse, getResponseInputItems } from './responses-crud.js';
+import { consoleRoutes } from '../ui/console-routes.js';
 
 export const routes: Route[] = [
   { method: 'POST', pattern: '/v1/chat/completions', handler: chatCompletions, traced: 'chat' },
   { method: 'POST', pattern: '/v1/embeddings', handler: embeddings, traced: 'embeddings' },
+  { method: 'POST', pattern: '/v1/responses', handler: createResponse, traced: 'responses' },
+  { method: 'GET', pattern: '/v1/responses/:id', handler: getResponse },
+  { method: 'DELETE', pattern: '/v1/responses/:id', handler: deleteResponse },
+  { method: 'GET', pattern: '/v1/responses/:id/input_items', handler: getResponseInputItems },
   { method: 'GET', pattern: '/v1/models', handler: listModels },
   { method: 'GET', pattern: '/metrics', handler: metricsEndpoint },
   { method: 'GET', pattern: '/healthz', handler: healthz },
+  { method: 'GET', pattern: '/readyz', handler: readyz },
   ...managementRoutes,
+  ...consoleRoutes,
 ];

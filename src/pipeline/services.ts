@@ -13,6 +13,11 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { GatewayRequest } from '../http/types.js';
 import type { RequestContext } from './request-context.js';
 import type { Metrics } from '../metrics.js';
+import type { ResponseStore } from '../responses/store.js';
+import type { Readiness } from './readiness.js';
+import type { Limits } from '../limits/limits.js';
+import type { Circuits } from '../upstream/circuit.js';
+import type { ChainDeps } from '../upstream/resilient.js';
 
 export interface Services {
   config: Config;
@@ -28,10 +33,22 @@ export interface Services {
   management: Management;
   policy: PolicyEngine | undefined;
   traces: TraceSink;
+  /** Stored responses of the Responses API (previous_response_id, GET and DELETE). */
+  responses: ResponseStore;
   /** The HMAC secret for signed payload links; undefined when no organisation stores payloads and none is set. */
   payloadSecret: string | undefined;
   log: Logger;
   metrics: Metrics;
+  /** Set in a gateway thread of several: /metrics then shows the sum over every thread of the process. */
+  metricsText?: () => Promise<string>;
+  /** GET /readyz: Postgres, migrations and policy workers, cached briefly. */
+  readiness: Readiness;
+  /** Rate limits and budgets per key and organisation (docs/limits.md). */
+  limits: Limits;
+  /** One circuit breaker per upstream provider and origin. */
+  circuits: Circuits;
+  /** What the retry/fallback chain needs, built once. */
+  deps: ChainDeps;
 }
 
 const EMPTY_CATALOGUE: OrgCatalogue = Object.freeze({ orgId: '', chat: [], byId: new Map(), byAlias: new Map(), autoPreference: undefined });

@@ -8,7 +8,7 @@ export const TRACE_COLUMNS = [
   'request_id', 'organization_id', 'api_key_id', 'endpoint', 'provider', 'model', 'requested_model',
   'route_reason', 'latency_ms', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd',
   'status_code', 'error_code', 'redactions', 'streamed', 'ttfb_ms', 'stream_aborted', 'disclosed_bytes',
-  'dry_run', 'has_payload', 'created_at',
+  'dry_run', 'has_payload', 'created_at', 'attempts', 'fallback_from',
 ] as const;
 
 export const PAYLOAD_COLUMNS = ['request_id', 'created_at', 'organization_id', 'body'] as const;
@@ -77,7 +77,8 @@ export function encodeTraceRows(rows: readonly TraceRecord[]): string {
       + int(t.status_code) + '\t' + text(t.error_code) + '\t' + int(t.redactions) + '\t' + bool(t.streamed) + '\t'
       + (t.ttfb_ms === null || t.ttfb_ms === undefined ? '\\N' : float(t.ttfb_ms)) + '\t'
       + bool(t.stream_aborted) + '\t' + int(t.disclosed_bytes) + '\t' + bool(t.dry_run) + '\t'
-      + bool(hasPayload(t)) + '\t' + timestamp(t.created_at) + '\n';
+      + bool(hasPayload(t)) + '\t' + timestamp(t.created_at) + '\t'
+      + (t.attempts ? text(JSON.stringify(t.attempts)) : '\\N') + '\t' + text(t.fallback_from) + '\n';
   }
   return out;
 }
