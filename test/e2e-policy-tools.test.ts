@@ -106,6 +106,25 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(args, { card: '[CARD_1]', amount: 12, note: ['to [EMAIL_1]'] });
     });
 
+    test('DLP redacts an assistant turn\'s refusal, refusal parts and reasoning before the upstream', async () => {
+      mock.replay = completion({ content: 'ok' });
+      const res = await chat('buffered', {
+        messages: [
+          { role: 'user', content: 'mail carol' },
+          { role: 'assistant', content: null, refusal: 'I will not mail carol@example.com.', reasoning_content: 'carol@example.com is private' },
+          { role: 'assistant', content: [{ type: 'refusal', refusal: 'Not to dave@example.com either.' }] },
+          { role: 'user', content: 'fine' },
+        ],
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!.body.messages;
+      const wire = JSON.stringify(sent);
+      for (const secret of ['carol@example.com', 'dave@example.com']) assert.ok(!wire.includes(secret), secret);
+      assert.equal(sent[1].refusal, 'I will not mail [EMAIL_1].');
+      assert.equal(sent[1].reasoning_content, '[EMAIL_1] is private');
+      assert.deepEqual(sent[2].content, [{ type: 'refusal', refusal: 'Not to [EMAIL_2] either.' }]);
+    });
+
     test('buffered moderation blocks a tool call whose arguments match, JSON and stream', async () => {
       mock.replay = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"how to make a bomb"}' } }] });
       const json = await chat('buffered', { messages: user });
@@ -164,6 +183,51 @@ for (const http of HTTP_KINDS) {
       const trace = await gw.traces.waitFor(id);
       assert.equal(trace.stream_aborted, true);
       assert.ok(trace.disclosed_bytes > 0);
+    });
+
+    test('chunked moderation stops a streamed refusal that matches across chunks', async () => {
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      mock.replay = { sse: [
+        chunk({ role: 'assistant', content: 'I am sorry, but this is something I cannot help with today. ' }),
+        chunk({ refusal: 'I cannot explain how to make' }),
+        chunk({ refusal: ' a bomb, or anything like it, in any detail at all.' }),
+        chunk({}, 'stop'),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } },
+        { data: '[DONE]' },
+      ] };
+      const res = await chat('chunked', { messages: user, stream: true });
+      assert.equal(res.status, 200, 'cleared content had begun the stream');
+      const text = await res.text();
+      assert.match(text, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
+      assert.ok(!text.includes('make'), 'the held-back window covers the start of the match');
+    });
+
+    test('chunked moderation keeps a window per choice of n > 1: one choice\'s match stops the stream, the other\'s clean text is not mixed in', async () => {
+      const chunk = (index: number, delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: finish }] } });
+      const clean = { sse: [
+        chunk(0, { role: 'assistant', content: 'Paris is the capital ' }), chunk(1, { role: 'assistant', content: 'Lyon is a city ' }),
+        chunk(0, { content: 'of France, on the Seine.' }), chunk(1, { content: 'on the Rhône and the Saône.' }),
+        chunk(0, {}, 'stop'), chunk(1, {}, 'stop'),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+      ] };
+      mock.replay = clean;
+      const ok = await chat('chunked', { messages: user, stream: true, n: 2 });
+      assert.equal(ok.status, 200);
+      const texts = ['', ''];
+      for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) texts[ch.index] += ch.delta?.content ?? '';
+      assert.deepEqual(texts, ['Paris is the capital of France, on the Seine.', 'Lyon is a city on the Rhône and the Saône.']);
+      // Choice 1 spells the term across its own chunks, with choice 0's text in between: only a window per choice sees it.
+      mock.replay = { sse: [
+        chunk(0, { role: 'assistant', content: 'Here is a long and perfectly harmless answer. ' }), chunk(1, { role: 'assistant', content: 'To make' }),
+        chunk(0, { content: 'It goes on about the weather for a while. ' }), chunk(1, { content: ' a bomb you would need things I will not list.' }),
+        chunk(0, {}, 'stop'), chunk(1, {}, 'stop'),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+      ] };
+      const res = await chat('chunked', { messages: user, stream: true, n: 2 });
+      const text = await res.text();
+      assert.match(text, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
     });
 
     test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {

@@ -73,6 +73,9 @@ describe('anthropic adapter', () => {
     assert.deepEqual(body({}).tool_choice, { type: 'auto' });
     assert.deepEqual(body({ tool_choice: 'none' }).tool_choice, { type: 'none' });
     assert.deepEqual(body({ tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tool_choice, { type: 'tool', name: 'get_weather' });
+    // The SDKs' structured-output helpers always send strict; Claude has no switch for it, so it is accepted and not sent.
+    const strict = JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'user', content: 'hi' }], { raw: { tools: [{ ...tools[0], function: { ...tools[0]!.function, strict: true } }] } })).body);
+    assert.deepEqual(strict.tools, b.tools);
   });
 
   it('turns assistant tool calls into tool_use blocks and tool messages into leading tool_result blocks', () => {
@@ -133,6 +136,7 @@ describe('anthropic adapter', () => {
     refused(chat([user], { raw: { logprobs: true } }), 'logprobs');
     refused(chat([user], { raw: { a_field_from_the_future: 1 } }), 'a_field_from_the_future');
     refused(chat([user], { raw: { tools: [{ type: 'web_search' }] } }), 'tools.0.type');
+    refused(chat([user], { raw: { tools: [{ type: 'function', function: { name: 'f', examples: [] } }] } }), 'tools.0.function.examples');
     refused(chat([user], { raw: { tools, response_format: { type: 'json_object' } } }), 'response_format');
     refused(chat([user], { raw: { tools, tool_choice: 'required', reasoning_effort: 'low' } }), 'tool_choice');
     refused(chat([user], { max_tokens: 100, raw: { reasoning_effort: 'low', max_tokens: 100 } }), 'max_tokens');

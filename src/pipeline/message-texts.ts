@@ -1,7 +1,9 @@
 // Every text of a chat request that the upstream will read and that can carry
-// a caller's data: message content (strings and text parts), `name`, and the
-// arguments of the tool calls an assistant turn made (tool results are `tool`
-// messages, so their content is covered as content). One walker serves both
+// a caller's data: message content (strings, text parts and an assistant's
+// refusal parts), `name`, an assistant's `refusal` and `reasoning_content`
+// (both go back upstream in a multi-turn conversation), and the arguments of
+// the tool calls an assistant turn made (tool results are `tool` messages, so
+// their content is covered as content). One walker serves both
 // directions, so collecting and replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 
@@ -11,9 +13,11 @@ function mapParts(parts: ContentPart[], f: MapText): ContentPart[] {
   let out: ContentPart[] | undefined;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
-    if (p.type !== 'text' || typeof p.text !== 'string') continue;
-    const t = f(p.text);
-    if (t !== p.text) (out ??= parts.slice())[i] = { ...p, text: t };
+    const key = p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined;
+    const text = key && p[key];
+    if (typeof text !== 'string') continue;
+    const t = f(text);
+    if (t !== text) (out ??= parts.slice())[i] = { ...p, [key!]: t };
   }
   return out ?? parts;
 }
@@ -65,6 +69,9 @@ function mapToolCalls(calls: ToolCall[], f: MapText): ToolCall[] {
   return out ?? calls;
 }
 
+/** Plain string fields of a message that reach the upstream besides its content. */
+const STRING_FIELDS = ['name', 'refusal', 'reasoning_content'] as const;
+
 /** The messages with `f` applied to each text; objects are copied only where a text changed, never mutated. */
 export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): ChatMessage[] {
   return messages.map((m) => {
@@ -76,9 +83,11 @@ export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): C
       const parts = mapParts(m.content, f);
       if (parts !== m.content) out = { ...m, content: parts };
     }
-    if (typeof m.name === 'string') {
-      const t = f(m.name);
-      if (t !== m.name) out = { ...(out ?? m), name: t };
+    for (const key of STRING_FIELDS) {
+      const v = m[key];
+      if (typeof v !== 'string') continue;
+      const t = f(v);
+      if (t !== v) out = { ...(out ?? m), [key]: t };
     }
     if (Array.isArray(m.tool_calls)) {
       const calls = mapToolCalls(m.tool_calls, f);

@@ -18,10 +18,21 @@ const refuse = (param: string, message: string): never => {
   throw new GatewayError('invalid_request', message, { param });
 };
 
+/**
+ * The function keys a tool may carry. `strict` is accepted and dropped: the
+ * SDKs' structured-output helpers always send it, and Claude fills a tool's
+ * input to its input_schema without a strict switch (see docs/compatibility.md).
+ * Any other key is refused rather than lost.
+ */
+const FUNCTION_KEYS = new Set(['name', 'description', 'parameters', 'strict']);
+
 function tool(t: unknown, i: number): Json {
   const at = `tools.${i}`;
   if (!isObj(t) || t.type !== 'function' || !isObj(t.function) || typeof t.function.name !== 'string') {
     return refuse(`${at}.type`, `${at} must be a function tool; other tool types are not supported for Anthropic models.`);
+  }
+  for (const key of Object.keys(t.function)) {
+    if (!FUNCTION_KEYS.has(key)) refuse(`${at}.function.${key}`, `${at}.function.${key} is not supported for Anthropic models.`);
   }
   if (t.function.name === JSON_TOOL) refuse(`${at}.function.name`, `${at}.function.name ${JSON.stringify(JSON_TOOL)} is reserved by the gateway.`);
   const params = t.function.parameters ?? { type: 'object', properties: {} };
