@@ -56,6 +56,22 @@ const CASES: Case[] = [
     body: '{"name":"t","action_kind":"auto","match":{"requested_model":"a\\udc00"}}', status: 400, code: 'invalid_request', param: 'match.requested_model',
   },
   { name: 'lone surrogate in a key name', method: 'POST', path: '/v1/api-keys', body: '{"name":"k\\udbff"}', status: 400, code: 'invalid_request', param: 'name' },
+  // Every other endpoint: the same property for its own malformed input.
+  { name: 'chat: a body that is not JSON', method: 'POST', path: '/v1/chat/completions', body: '{"model":', status: 400, code: 'invalid_json' },
+  { name: 'chat: messages of the wrong type', method: 'POST', path: '/v1/chat/completions', body: '{"model":"mock-echo","messages":"hi"}', status: 400, code: 'invalid_request', param: 'messages' },
+  { name: 'chat: deeply nested JSON', method: 'POST', path: '/v1/chat/completions', body: '['.repeat(5000) + ']'.repeat(5000), status: 400, code: 'invalid_request' },
+  { name: 'embeddings: pre-tokenised input', method: 'POST', path: '/v1/embeddings', body: '{"model":"mock-embed","input":[1,2,3]}', status: 400, code: 'tokenized_input_unsupported', param: 'input' },
+  { name: 'embeddings: an unknown encoding', method: 'POST', path: '/v1/embeddings', body: '{"model":"mock-embed","input":"x","encoding_format":"hex"}', status: 400, code: 'invalid_request', param: 'encoding_format' },
+  { name: 'responses: input of the wrong type', method: 'POST', path: '/v1/responses', body: '{"model":"mock-echo","input":42}', status: 400, code: 'invalid_request', param: 'input' },
+  { name: 'responses: NUL in previous_response_id', method: 'POST', path: '/v1/responses', body: '{"model":"mock-echo","input":"hi","previous_response_id":"resp_\\u0000"}', status: 404, code: 'not_found', param: 'previous_response_id' },
+  { name: 'responses: malformed escape in an id', method: 'GET', path: '/v1/responses/%E0%A4%A', status: 400, code: 'invalid_request', param: 'path' },
+  { name: 'responses: NUL in an id', method: 'DELETE', path: '/v1/responses/resp_%00', status: 404, code: 'not_found' },
+  { name: 'key limits: malformed escape in a key id', method: 'PATCH', path: '/v1/api-keys/%E0%A4%A', body: '{}', status: 400, code: 'invalid_request', param: 'path' },
+  { name: 'key limits: a negative rpm', method: 'POST', path: '/v1/api-keys', body: '{"name":"k","limits":{"rpm":-1}}', status: 400, code: 'invalid_request', param: 'limits.rpm' },
+  { name: 'key usage: NUL in a key id', method: 'GET', path: '/v1/api-keys/key_%00/usage', status: 404, code: 'not_found' },
+  { name: 'usage: an unknown range', method: 'GET', path: '/v1/usage?range=1y', status: 400, code: 'invalid_request', param: 'range' },
+  { name: 'usage: NUL in a filter', method: 'GET', path: '/v1/usage?model=a%00', status: 400, code: 'invalid_request', param: 'model' },
+  { name: 'usage: an unknown parameter', method: 'GET', path: '/v1/usage?drop=table', status: 400, code: 'invalid_request', param: 'drop' },
 ];
 
 for (const http of HTTP_KINDS) {

@@ -55,11 +55,12 @@ export function judge(req: FuzzRequest, r: Raw, http: string): string | undefine
   const type = String(r.headers['content-type'] ?? '');
   if (type.startsWith('application/json') && !head && r.text && r.body === undefined) return `a success whose JSON does not parse: ${r.text.slice(0, 200)}`;
   if (type.startsWith('text/event-stream')) {
+    // A stream ends with the error event, or finishes: chat with [DONE], Responses with its terminal typed event.
     const ev = /event: error\ndata: (.*)\n/.exec(r.text);
     if (ev) {
       const e = JSON.parse(ev[1]!) as { error: { code: string } };
       if (e.error.code === 'gateway_error') return `a stream ended with gateway_error: ${ev[1]}`;
-    } else if (!r.text.trimEnd().endsWith('data: [DONE]')) {
+    } else if (!r.text.trimEnd().endsWith('data: [DONE]') && !/event: response\.(completed|incomplete)\ndata: [^\n]*\s*$/.test(r.text)) {
       return `a stream that neither finished nor ended with the error event: ${r.text.slice(-200)}`;
     }
   }

@@ -29,6 +29,16 @@ export interface SaveRow {
   created_at: number;
 }
 
+/** Longest id a lookup considers; ours and OpenAI's are far shorter. */
+const MAX_ID_LENGTH = 256;
+
+/**
+ * An id that can name a stored row. Postgres refuses NUL in text outright (a
+ * 500 the bad-input table found), so such an id names nothing and never
+ * reaches a query.
+ */
+const lookable = (id: string): boolean => id.length > 0 && id.length <= MAX_ID_LENGTH && !id.includes('\0');
+
 /** Longest conversation a chain read follows. */
 const MAX_CHAIN = 1000;
 
@@ -64,6 +74,7 @@ export class ResponseStore {
   }
 
   async get(org: string, id: string): Promise<StoredResponse | undefined> {
+    if (!lookable(id)) return undefined;
     await this.settled(id);
     const r = await this.pool.query<StoredResponse>(
       `SELECT id, provider, native, previous_response_id, input, response FROM responses
@@ -73,6 +84,7 @@ export class ResponseStore {
 
   /** The conversation ending with `id`, oldest first; undefined when `id` (or a link of its chain) is unknown or expired. */
   async chain(org: string, id: string): Promise<StoredResponse[] | undefined> {
+    if (!lookable(id)) return undefined;
     await this.settled(id);
     const r = await this.pool.query<StoredResponse & { depth: number }>(
       `WITH RECURSIVE chain AS (
@@ -89,6 +101,7 @@ export class ResponseStore {
   }
 
   async delete(org: string, id: string): Promise<StoredResponse | undefined> {
+    if (!lookable(id)) return undefined;
     await this.settled(id);
     const r = await this.pool.query<StoredResponse>(
       'DELETE FROM responses WHERE id = $1 AND organization_id = $2 AND expires_at > now() RETURNING id, provider, native', [id, org]);

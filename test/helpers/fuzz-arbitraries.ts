@@ -18,8 +18,9 @@ const RAW = ['a', 'Z', '0', '-', '_', '.', '..', '~', ':', '@', '!', '$', '&', "
 const segment = fc.array(fc.oneof(fc.constantFrom(...ESCAPES), fc.constantFrom(...RAW), fc.stringMatching(/^[a-z0-9_]{1,12}$/)), { maxLength: 6 })
   .map((parts) => parts.join(''));
 
-const ID_ROUTES = ['/v1/api-keys/', '/v1/routes/', '/v1/traces/', '/v1/payloads/'];
-const FIXED = ['/v1/chat/completions', '/v1/embeddings', '/v1/models', '/v1/api-keys', '/v1/routes', '/v1/traces', '/healthz', '/readyz', '/metrics', '/', '/v1', '/v1/', '//v1/models', '/v1/chat/completions/', '/V1/MODELS'];
+const ID_ROUTES = ['/v1/api-keys/', '/v1/routes/', '/v1/traces/', '/v1/payloads/', '/v1/responses/', '/ui/'];
+const FIXED = ['/v1/chat/completions', '/v1/embeddings', '/v1/models', '/v1/api-keys', '/v1/routes', '/v1/traces', '/v1/responses', '/v1/usage', '/healthz', '/readyz', '/metrics', '/ui', '/ui/',
+  '/', '/v1', '/v1/', '//v1/models', '/v1/chat/completions/', '/V1/MODELS'];
 
 const pathOnly = fc.oneof(
   fc.constantFrom(...FIXED),
@@ -28,8 +29,9 @@ const pathOnly = fc.oneof(
   fc.constantFrom('*', '/' + 'a'.repeat(3000), '/v1/traces/' + '%00'.repeat(200)),
 );
 
-const QUERY_KEYS = ['limit', 'starting_after', 'status', 'provider', 'enabled', 'expires', 'sig', 'model', ''];
-const queryValue = fc.oneof(fc.constantFrom(...ESCAPES), fc.constantFrom('-1', '0', '1', '200', '201', '1e3', 'NaN', 'true', 'false', '999999999999999999999', ''), segment);
+const QUERY_KEYS = ['limit', 'starting_after', 'status', 'provider', 'enabled', 'expires', 'sig', 'model', 'range', 'bucket', 'end', 'key', 'group_by', 'order', 'after', ''];
+const queryValue = fc.oneof(fc.constantFrom(...ESCAPES), fc.constantFrom('-1', '0', '1', '200', '201', '1e3', 'NaN', 'true', 'false', '999999999999999999999', '',
+  '1h', '24h', '7d', '30d', 'minute', 'hour', 'day', 'model', 'key', '2026-01-31T12:00:00Z', '2026-13-45T99:99Z', '0000-01-01T00:00Z'), segment);
 const query = fc.array(fc.tuple(fc.constantFrom(...QUERY_KEYS), queryValue, fc.boolean()), { maxLength: 5 })
   .map((pairs) => pairs.map(([k, v, eq]) => (eq ? `${k}=${v}` : k)).join('&'));
 
@@ -95,7 +97,9 @@ const CHAT_PATHS = [['model'], ['messages'], ['messages', '0'], ['messages', '1'
   ['n'], ['stop'], ['tools'], ['tool_choice'], ['response_format'], ['response_format', 'type'], ['user'], ['seed'], ['logit_bias'], ['metadata'], ['gateway']];
 const EMBED_PATHS = [['model'], ['input'], ['input', '0'], ['encoding_format'], ['dimensions'], ['user']];
 const ROUTE_PATHS = [['name'], ['priority'], ['enabled'], ['match'], ['match', 'requested_model'], ['match', 'model'], ['action_kind'], ['action'], ['action', 'provider'], ['action', 'model'], ['id'], ['created_at']];
-const KEY_PATHS = [['name'], ['role'], ['organization_id']];
+const KEY_PATHS = [['name'], ['role'], ['organization_id'], ['limits'], ['limits', 'rpm'], ['limits', 'tpm'], ['limits', 'budget_usd'], ['limits', 'budget_usd', 'amount'], ['limits', 'budget_usd', 'period']];
+const RESPONSES_PATHS = [['model'], ['input'], ['input', '0'], ['input', '0', 'type'], ['input', '0', 'content'], ['input', '0', 'content', '0'], ['input', '0', 'role'], ['instructions'], ['stream'],
+  ['tools'], ['tool_choice'], ['text'], ['text', 'format'], ['max_output_tokens'], ['temperature'], ['reasoning'], ['store'], ['previous_response_id'], ['metadata'], ['include'], ['truncation']];
 
 const chatBody = chatBase.chain((b) => fc.oneof(fc.constant(b as Record<string, unknown>), mutate(b, CHAT_PATHS), mutate(b, CHAT_PATHS).chain((m) => mutate(m, CHAT_PATHS))));
 const embedBody = fc.record({ model: fc.constantFrom('mock-embed', 'up-model', 'auto'), input: fc.oneof(fc.constant('hi'), fc.constant(['a', 'b'])) })
@@ -105,7 +109,14 @@ const routeBody = fc.record({
   match: fc.record({ requested_model: fc.constantFrom('fuzz-model', 'auto', 'x') }),
   action_kind: fc.constantFrom('pin', 'auto'), action: fc.constant({ provider: 'mock', model: 'mock-echo' }),
 }).chain((b) => mutate(b, ROUTE_PATHS));
-const keyBody = fc.record({ name: fc.string({ maxLength: 10 }), role: fc.constantFrom('admin', 'user') }).chain((b) => fc.oneof(fc.constant(b as Record<string, unknown>), mutate(b, KEY_PATHS)));
+const keyBody = fc.record({ name: fc.string({ maxLength: 10 }), role: fc.constantFrom('admin', 'user'), limits: fc.constant({ rpm: 100, budget_usd: { amount: 5, period: 'day' } }) })
+  .chain((b) => fc.oneof(fc.constant(b as Record<string, unknown>), mutate(b, KEY_PATHS)));
+const responsesBody = fc.record({
+  model: fc.constantFrom('mock-echo', 'up-model', 'auto'),
+  input: fc.constantFrom<unknown>('hello there', [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+    [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'ok' }]),
+  stream: fc.boolean(),
+}).chain((b) => fc.oneof(fc.constant(b as Record<string, unknown>), mutate(b, RESPONSES_PATHS), mutate(b, RESPONSES_PATHS).chain((m) => mutate(m, RESPONSES_PATHS))));
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
@@ -132,6 +143,7 @@ export const body = fc.oneof(
   { weight: 2, arbitrary: embedBody.map(json) },
   { weight: 2, arbitrary: routeBody.map(json) },
   { weight: 1, arbitrary: keyBody.map(json) },
+  { weight: 2, arbitrary: responsesBody.map(json) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map(json) },
   { weight: 2, arbitrary: nonJson },
   { weight: 1, arbitrary: badBytes },
@@ -151,6 +163,12 @@ const aimed: fc.Arbitrary<{ method: string; path: string; body: Buffer | undefin
   { weight: 2, arbitrary: fc.tuple(fc.constantFrom('/v1/traces', '/v1/routes', '/v1/api-keys', '/v1/models'), query).map(([p, q]) => ({ method: 'GET', path: `${p}?${q}`, body: undefined })) },
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom('GET', 'HEAD'), segment, fc.option(query, { nil: undefined })).map(([m, id, q]) => ({ method: m, path: `/v1/traces/${id}${q ? `?${q}` : ''}`, body: undefined })) },
   { weight: 1, arbitrary: fc.tuple(segment, query).map(([id, q]) => ({ method: 'GET', path: `/v1/payloads/${id}?${q}`, body: undefined })) },
+  { weight: 3, arbitrary: fc.oneof(responsesBody.map(json), responsesBody.map(json), nonJson, badBytes).map((b) => ({ method: 'POST', path: '/v1/responses', body: b })) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('GET', 'DELETE'), segment, fc.constantFrom('', '/input_items')).map(([m, id, tail]) => ({ method: m, path: `/v1/responses/${id}${tail}`, body: undefined })) },
+  { weight: 1, arbitrary: fc.tuple(segment, keyBody.map(json)).map(([id, b]) => ({ method: 'PATCH', path: `/v1/api-keys/${id}`, body: b })) },
+  { weight: 1, arbitrary: segment.map((id) => ({ method: 'GET', path: `/v1/api-keys/${id}/usage`, body: undefined })) },
+  { weight: 2, arbitrary: query.map((q) => ({ method: 'GET', path: `/v1/usage?${q}`, body: undefined })) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('GET', 'HEAD'), segment).map(([m, p]) => ({ method: m, path: `/ui/${p}`, body: undefined })) },
 );
 
 const scattered = fc.record({
