@@ -7,6 +7,7 @@ import { countRows, sampleTrace, traceSettings, useTraceDatabase, waitFor } from
 import { TracePipeline } from '../src/traces/pipeline.js';
 import { fetchPayload } from '../src/traces/payload-archive.js';
 import { PartitionKeeper } from '../src/traces/partitions.js';
+import { writeBatch } from '../src/traces/pg-writer.js';
 
 let pool: pg.Pool;
 const traces = useTraceDatabase((p) => { pool = p; });
@@ -127,4 +128,32 @@ test('a payload JSON cannot encode does not hold up its batch', async () => {
   assert.equal((await countRows(pool, 'organization_id = $1', ['org_bigint'])).rows, 2);
   assert.match(String((await fetchPayload(pool, t.request_id) as { error?: string }).error), /not serialisable/);
   assert.equal(p.metrics.rowsSpooled, 0);
+});
+
+test('a connection killed mid-COPY fails that batch, and never the process', async () => {
+  // Hold the table so the writer's COPY waits on the lock, checked out from the pool, then kill its backend.
+  const locker = await pool.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE traces IN ACCESS EXCLUSIVE MODE');
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => { uncaught.push(err); };
+  // node:test reports an uncaught exception against the running test; this listener also records it as a plain failure.
+  process.on('uncaughtException', onUncaught);
+  try {
+    const write = writeBatch(pool, new PartitionKeeper(), [sampleTrace({ organization_id: 'org_killed' })], false);
+    const outcome = write.then(() => 'written', (err: Error) => err.message);
+    await waitFor(async () => (await pool.query(
+      "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY traces%'")).rowCount === 1, 5000, 'the COPY waits on the lock');
+    await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY traces%'");
+    assert.match(await outcome, /terminat/i);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(uncaught, [], 'the dead connection raised nothing outside the write');
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    await locker.query('ROLLBACK');
+    locker.release();
+  }
+  // The pool recovers: the next batch is written.
+  await writeBatch(pool, new PartitionKeeper(), [sampleTrace({ organization_id: 'org_killed' })], false);
+  assert.equal((await countRows(pool, 'organization_id = $1', ['org_killed'])).rows, 1);
 });

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { checkIn, checkOut } from './checked-out.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_ID = 0x51_75_1c_e0;
@@ -19,7 +20,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 
 /** Returns the names of the migrations it applied. */
 export async function migrate(pool: pg.Pool, migrations = readMigrations()): Promise<string[]> {
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -42,6 +43,6 @@ export async function migrate(pool: pg.Pool, migrations = readMigrations()): Pro
     return applied;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_ID]).catch(() => {});
-    client.release();
+    checkIn(client);
   }
 }

@@ -13,6 +13,7 @@ import type { TraceRecord } from '../domain.js';
 import { PAYLOAD_COLUMNS, TRACE_COLUMNS, encodePayloadRows, encodeTraceRows, hasPayload } from './copy-encoder.js';
 import { compressPayload, type Payload } from './payload-archive.js';
 import type { PartitionKeeper } from './partitions.js';
+import { checkIn, checkOut } from '../store/checked-out.js';
 
 const TRACE_COLS = TRACE_COLUMNS.join(', ');
 const PAYLOAD_COLS = PAYLOAD_COLUMNS.join(', ');
@@ -69,7 +70,7 @@ export async function writeBatch(
   if (rows.length === 0) return { inserted: 0 };
   const payloads = await encodePayloads(rows);
   await partitions.ensureFor(pool, rows.map((r) => r.created_at));
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -78,14 +79,14 @@ export async function writeBatch(
   }, WRITE_TIMEOUT_MS);
   try {
     const inserted = await writeInTransaction(client, rows, payloads, idempotent);
-    client.release();
+    checkIn(client);
     return { inserted };
   } catch (err) {
     // A failed connection must not return to the pool; a healthy one only needs its transaction rolled back.
     let broken = timedOut;
     // ROLLBACK outside a transaction is only a warning, so it doubles as a liveness check.
     if (!broken) await client.query('ROLLBACK').catch(() => { broken = true; });
-    client.release(broken ? (err as Error) : undefined);
+    checkIn(client, broken ? (err as Error) : undefined);
     throw err;
   } finally {
     clearTimeout(timer);
