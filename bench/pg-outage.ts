@@ -5,6 +5,7 @@
 // counted once the spool has been replayed). BENCH_REDIS=1 adds REDIS_URL.
 //
 //   npm run build && node dist/bench/pg-outage.js
+import { check } from './check.js';
 import pg from 'pg';
 import { newKeyMaterial } from '../src/auth/key-format.js';
 import { startRestartablePostgres } from '../test/helpers/restartable-postgres.js';
@@ -27,9 +28,9 @@ const chat = (key: string, stream = false) => fetch(`${gw.url}/v1/chat/completio
 
 // Correctness first: the key works, as JSON and as a stream, before anything is measured.
 const first = await chat(gw.key);
-console.assert(first.status === 200, `warm-up answered ${first.status}`);
+check(first.status === 200, `warm-up answered ${first.status}`);
 const s = await (await chat(gw.key, true)).text();
-console.assert(s.trimEnd().endsWith('data: [DONE]'), 'warm-up stream is wrong');
+check(s.trimEnd().endsWith('data: [DONE]'), 'warm-up stream is wrong');
 
 let unknownDuring = '';
 let stopMs = 0;
@@ -74,9 +75,9 @@ console.log(JSON.stringify({
   unknown_key_during_outage: unknownDuring,
   traces_expected: expected, traces_rows: rows, traces_distinct: distinct, traces_lost: expected - distinct, traces_duplicated: rows - distinct,
 }, null, 2));
-console.assert(failed === 0, `${failed} requests failed`);
-console.assert(unknownDuring === '503 auth_unavailable', `an unknown key during the outage got ${unknownDuring}`);
-console.assert(rows === expected && distinct === expected, 'every trace landed exactly once');
+check(failed === 0, `${failed} requests failed`);
+check(unknownDuring === '503 auth_unavailable', `an unknown key during the outage got ${unknownDuring}`);
+check(rows === expected && distinct === expected, 'every trace landed exactly once');
 
 await stopServer(gw.proc, true);
 await stopServer(mock.proc, false);

@@ -6,6 +6,7 @@
 // sent; must be 0) and the gateway's RSS sampled over the run (must be flat).
 //
 //   npm run build && DATABASE_URL=… SOAK_SECONDS=120 node dist/bench/soak.js
+import { check } from './check.js';
 import pg from 'pg';
 import { rssOf, startServer, stopServer } from './bench-procs.js';
 import { gatewayFailures, pacedLoad } from './paced-client.js';
@@ -28,9 +29,9 @@ const ask = (stream: boolean) => fetch(`${gw.url}/v1/chat/completions`, {
 });
 const warm: number[] = [];
 for (let i = 0; i < 100; i++) warm.push((await ask(false)).status);
-console.assert(warm.filter((s) => s === 200).length === 99 && warm.filter((s) => s === 502).length === 1, `warm-up: ${warm.join(',')}`);
+check(warm.filter((s) => s === 200).length === 99 && warm.filter((s) => s === 502).length === 1, `warm-up: ${warm.join(',')}`);
 const stream = await (await ask(true)).text();
-console.assert(stream.trimEnd().endsWith('data: [DONE]'), 'a stream is whole');
+check(stream.trimEnd().endsWith('data: [DONE]'), 'a stream is whole');
 const warmRequests = 101;
 
 const rss: Array<{ t: number; mb: number }> = [];
@@ -61,8 +62,8 @@ console.log(JSON.stringify({
   traces_expected: expected, traces_rows: rows, traces_lost: expected - rows,
   rss_mb: rss.map((r) => `${r.t}s ${r.mb}`).join(', '), rss_second_quarter_mb: +early.toFixed(1), rss_last_quarter_mb: +late.toFixed(1), rss_growth_pct: +((late / early - 1) * 100).toFixed(1),
 }, null, 2));
-console.assert(gateway5xx === 0, `${gateway5xx} gateway-caused 5xx`);
-console.assert(rows === expected, `${expected - rows} traces lost`);
+check(gateway5xx === 0, `${gateway5xx} gateway-caused 5xx`);
+check(rows === expected, `${expected - rows} traces lost`);
 
 await stopServer(gw.proc, true);
 await stopServer(mock.proc, false);
