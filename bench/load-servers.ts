@@ -102,7 +102,11 @@ async function sluice(upstream: string): Promise<{ port: number; key: string; ke
   const threads = Number(process.env.SLUICE_THREADS ?? 1);
   const input: ConfigInput = {
     server: { threads },
-    providers: { up: { kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY' } },
+    providers: { up: {
+      kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY',
+      // The soak turns retries off, so the mock's injected failures reach the caller instead of being retried away.
+      ...(process.env.BENCH_RETRY_ATTEMPTS ? { retry: { max_attempts: Number(process.env.BENCH_RETRY_ATTEMPTS) } } : {}),
+    } },
     models: [
       { id: 'bench-model', provider: 'up', context_window: 128_000, pricing: { prompt: 1, completion: 2 } },
       { id: 'bench-embed', provider: 'up', type: 'embedding', context_window: 8_192, pricing: { prompt: 0.02, completion: 0 } },

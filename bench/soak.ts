@@ -1,6 +1,7 @@
 // A long run under mixed, imperfect load: SOAK_RPS (200) chat requests a
 // second for SOAK_SECONDS (600), half of them streams, against a mock upstream
-// that fails every 100th request (a 500, or a stream cut after a few chunks),
+// that fails every 100th request (a 500, or a stream cut after a few chunks;
+// retries are off, so each failure reaches the caller),
 // with 1% of requests dropped by the client mid-stream. Reports the 5xx the
 // gateway caused itself (must be 0), lost traces (rows in Postgres vs requests
 // sent; must be 0) and the gateway's RSS sampled over the run (must be flat).
@@ -18,7 +19,7 @@ const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('set DATABASE_URL: the soak counts trace rows in Postgres');
 
 const mock = await startServer('mock', '', { MOCK_FAIL_EVERY: '100' });
-const gw = await startServer('sluice', mock.url, { DATABASE_URL: databaseUrl });
+const gw = await startServer('sluice', mock.url, { DATABASE_URL: databaseUrl, BENCH_RETRY_ATTEMPTS: '1' });
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
 const count = async () => Number((await pool.query('SELECT count(DISTINCT request_id) AS n FROM traces WHERE api_key_id = $1', [gw.keyId])).rows[0].n);
 
