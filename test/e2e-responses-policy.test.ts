@@ -1,6 +1,8 @@
 // Policy and storage on /v1/responses: DLP over instructions and every input
 // item (tool outputs and call arguments included), moderation blocking a
-// streamed response, the organisation switch, the size cap and retention.
+// streamed response (on the native path too, however its stream ends, and
+// within the cap on what buffering holds), the organisation switch, the size
+// cap and retention.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
@@ -20,6 +22,30 @@ const stream = (pieces: string[]): Transcript => ({
     { data: '[DONE]' },
   ],
 });
+/** A native Responses stream: one message or function call streamed in `deltas`, ended by `end` (OpenAI's wire format). */
+const nativeStream = (kind: 'text' | 'call', deltas: string[], end: 'response.failed' | 'error' | 'response.completed'): Transcript => {
+  const response = { id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'in_progress', model: 'nat-model', output: [], usage: null };
+  const item = kind === 'text'
+    ? { id: 'msg_up1', type: 'message', status: 'in_progress', role: 'assistant', content: [] }
+    : { id: 'fc_up1', type: 'function_call', status: 'in_progress', call_id: 'call_up1', name: 'search', arguments: '' };
+  const events: Array<{ type: string; [k: string]: unknown }> = [
+    { type: 'response.created', response }, { type: 'response.in_progress', response },
+    { type: 'response.output_item.added', output_index: 0, item },
+    ...(kind === 'text' ? [{ type: 'response.content_part.added', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } }] : []),
+    ...deltas.map((delta) => kind === 'text'
+      ? { type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta, logprobs: [] }
+      : { type: 'response.function_call_arguments.delta', item_id: item.id, output_index: 0, delta }),
+  ];
+  if (end === 'response.failed') events.push({ type: end, response: { ...response, status: 'failed', error: { code: 'server_error', message: 'upstream died' } } });
+  if (end === 'error') events.push({ type: end, code: 'server_error', message: 'upstream died', param: null });
+  if (end === 'response.completed') {
+    const done = kind === 'text'
+      ? { ...item, status: 'completed', content: [{ type: 'output_text', annotations: [], text: deltas.join('') }] }
+      : { ...item, status: 'completed', arguments: deltas.join('') };
+    events.push({ type: 'response.output_item.done', output_index: 0, item: done }, { type: end, response: { ...response, status: 'completed', output: [done] } });
+  }
+  return { sse: events.map((e, i) => ({ event: e.type, data: { ...e, sequence_number: i } })) };
+};
 const moderation = (mode: 'buffered' | 'chunked') => ({ mode, rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb'] }] });
 
 describe('responses API: policy and storage', () => {
@@ -32,13 +58,21 @@ describe('responses API: policy and storage', () => {
     gw = await startGateway({
       env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY },
       config: {
-        providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV } },
-        models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } }],
+        // Small, so a long native stream under moderation meets the cap on what buffering holds.
+        upstream: { max_response_bytes: 64 * 1024 },
+        providers: {
+          up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
+          nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
+        },
+        models: [
+          { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+          { id: 'nat-model', provider: 'nat', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+        ],
         responses: { max_stored_bytes: 4096 },
         organizations: [
-          { id: 'dlp', models: ['up-model'], policy: { dlp: { detectors: 'all' }, shield: { builtin: false }, moderation: moderation('buffered') } },
-          { id: 'chunked', models: ['up-model'], policy: { dlp: { detectors: [] }, shield: { builtin: false }, moderation: moderation('chunked') } },
-          { id: 'nostore', models: ['up-model'], responses: { store: false } },
+          { id: 'dlp', models: ['up-model', 'nat-model'], policy: { dlp: { detectors: 'all' }, shield: { builtin: false }, moderation: moderation('buffered') } },
+          { id: 'chunked', models: ['up-model', 'nat-model'], policy: { dlp: { detectors: [] }, shield: { builtin: false }, moderation: moderation('chunked') } },
+          { id: 'nostore', models: ['up-model', 'nat-model'], responses: { store: false } },
         ],
       },
     });
@@ -85,6 +119,38 @@ describe('responses API: policy and storage', () => {
     const res = await post('dlp', { input: 'x', stream: true });
     assert.equal(res.status, 422);
     assert.equal(((await res.json()) as any).error.code, 'content_blocked');
+  });
+
+  test('native stream: text and call arguments are moderated however the stream ends, in both modes; nothing is disclosed', async () => {
+    for (const org of ['dlp', 'chunked']) {
+      for (const kind of ['text', 'call'] as const) {
+        for (const end of ['response.failed', 'error', 'response.completed'] as const) {
+          const label = `${org} ${kind} ${end}`;
+          mock.replay = nativeStream(kind, kind === 'text' ? ['here is how to ', 'make a ', 'bomb'] : ['{"q":"how to ', 'make a ', 'bomb"}'], end);
+          const res = await post(org, { model: 'nat-model', input: 'x', stream: true });
+          const text = await res.text();
+          assert.equal(res.status, 422, `${label}: ${text}`);
+          assert.equal(JSON.parse(text).error.code, 'content_blocked', label);
+          assert.ok(!text.includes('bomb'), label);
+        }
+      }
+    }
+    // A clean stream that fails upstream still passes through, ending as the upstream ended it.
+    mock.replay = nativeStream('text', ['all ', 'fine'], 'response.failed');
+    const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });
+    assert.equal(res.status, 200);
+    const events = await readSse(res);
+    assert.match(events.at(-1)!, /^event: response\.failed\n/);
+    assert.ok(events.join('').includes('"delta":"fine"'));
+  });
+
+  test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {
+    mock.replay = nativeStream('text', Array.from({ length: 400 }, () => 'padding padding padding padding padding padding padding padding padding padding '), 'response.completed');
+    const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });
+    assert.equal(res.status, 502);
+    const body: any = await res.json();
+    assert.equal(body.error.code, 'upstream_error');
+    assert.match(body.error.message, /max_response_bytes/);
   });
 
   test('chunked moderation cuts a streamed response: response.failed then error, and the trace says so', async () => {

@@ -1,8 +1,7 @@
 // What the native and translated Responses paths share: the prepared request,
 // storing the finished response, and moderation of a response's output.
-import type { Usage } from '../domain.js';
+import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import type { ChatRequest } from '../domain.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { isObj, type Item, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
 import type { OutputMode } from '../policy/types.js';
@@ -54,13 +53,46 @@ export function outputTexts(output: unknown): string[] {
   return texts;
 }
 
-/** Buffered moderation over a whole response's output. */
-export async function moderateOutput(svc: Services, org: string, output: unknown): Promise<void> {
-  const texts = outputTexts(output);
+const DELTAS = new Set(['response.output_text.delta', 'response.refusal.delta', 'response.function_call_arguments.delta']);
+const DONE: Record<string, 'text' | 'refusal' | 'arguments'> = {
+  'response.output_text.done': 'text', 'response.refusal.done': 'refusal', 'response.function_call_arguments.done': 'arguments',
+};
+
+/**
+ * Every output text a stream of Responses events would disclose, whatever
+ * event ends it (`response.failed` and `error` carry no whole output): the
+ * deltas joined per content part or call, the texts `.done` events repeat,
+ * and the output of any response object an event carries.
+ */
+export function streamedTexts(events: readonly StreamEvent[]): string[] {
+  const joined = new Map<string, string>();
+  const texts: string[] = [];
+  for (const ev of events) {
+    if (ev.type !== 'event') continue;
+    const d = ev.data;
+    if (DELTAS.has(ev.name) && typeof d.delta === 'string') {
+      const key = `${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? '')}`;
+      joined.set(key, (joined.get(key) ?? '') + d.delta);
+      continue;
+    }
+    const done = DONE[ev.name];
+    if (done && typeof d[done] === 'string') texts.push(d[done]);
+    if (isObj(d.part)) texts.push(...outputTexts([{ type: 'message', content: [d.part] }]));
+    if (isObj(d.item)) texts.push(...outputTexts([d.item]));
+    if (isObj(d.response)) texts.push(...outputTexts(d.response.output));
+  }
+  return [...new Set([...joined.values(), ...texts])];
+}
+
+/** Buffered moderation over texts of an output. */
+export async function moderateTexts(svc: Services, org: string, texts: string[]): Promise<void> {
   if (!texts.length) return;
   const verdict = await svc.policy!.moderate(org, texts.join('\n'));
   if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
 }
+
+/** Buffered moderation over a whole response's output. */
+export const moderateOutput = (svc: Services, org: string, output: unknown): Promise<void> => moderateTexts(svc, org, outputTexts(output));
 
 /** A native response's usage in chat terms, for the trace and its cost. */
 export function chatUsageOf(usage: unknown): Usage | undefined {

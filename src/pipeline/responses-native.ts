@@ -3,20 +3,21 @@
 // instructions after DLP, are replaced); the answer comes back as the
 // upstream sent it, with `model` (and the gateway block) written. The
 // upstream's own resp_ id is kept, so its previous_response_id chains work
-// natively. Moderation is buffered on this path in both modes: the whole
-// output is checked before any event leaves (chunked windows over typed
-// events would change what .done events carry).
+// natively. Moderation is buffered on this path in both modes: every output
+// text of the stream is checked before any event leaves, however it ends
+// (chunked windows over typed events would change what .done events carry).
 import type { StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
+import { collectEvents, oneBatch } from '../upstream/upstream.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { chainItems, loadChain } from './responses-conversation.js';
-import { chatUsageOf, moderateOutput, outputTexts, saveResponse, type Prepared } from './responses-common.js';
+import { chatUsageOf, moderateOutput, moderateTexts, outputTexts, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { dispatchNative } from './dispatch.js';
@@ -75,14 +76,9 @@ async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResp
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t) => svc.upstream.responsesStream(t, body, res.signal));
   let batches: AsyncIterable<StreamEvent[]> = upstream.events;
   if (p.mode !== 'off') {
-    const all: StreamEvent[] = [];
-    for await (const batch of batches) for (const ev of batch) {
-      if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
-      all.push(ev);
-    }
-    const final = all.find((ev) => ev.type === 'event' && TERMINAL.has(ev.name));
-    if (final?.type === 'event' && isObj(final.data.response)) await moderateOutput(svc, p.org, final.data.response.output);
-    batches = (async function* () { yield all; })();
+    const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
+    await moderateTexts(svc, p.org, streamedTexts(all));
+    batches = oneBatch(all);
   }
   const out = new SseOut(res, ctx, upstream.headers);
   let seq = 0;
