@@ -34,7 +34,10 @@ for (const http of HTTP_KINDS) {
             { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
             { id: 'nat-model', provider: 'nat', aliases: ['nat-alias'], context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
           ],
-          organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }, { id: 'beta', models: ['nat-model'] }],
+          organizations: [
+            { id: 'acme', models: ['up-model', 'nat-model'] }, { id: 'beta', models: ['nat-model'] },
+            { id: 'nostore', models: ['nat-model'], responses: { store: false } },
+          ],
         },
       });
       key = await gw.key('acme');
@@ -92,6 +95,20 @@ for (const http of HTTP_KINDS) {
       const got = await client.responses.retrieve(second.id);
       assert.equal(got.output_text, 'and now?');
       await assert.rejects(other.responses.retrieve(second.id), (e: any) => e.status === 404);
+    });
+
+    test('storing off (per request or per organisation) sends store: false upstream, so the upstream keeps nothing either', async () => {
+      const nostore = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('nostore'), maxRetries: 0 });
+      const cases: Array<[OpenAI, object]> = [[client, { store: false }], [nostore, {}], [nostore, { store: true }], [nostore, { store: true, stream: true }]];
+      for (const [c, extra] of cases) {
+        const r: any = await c.responses.create({ model: 'nat-model', input: 'forget me', ...extra } as any);
+        const label = JSON.stringify(extra);
+        assert.equal(mock.requests.at(-1)!.body.store, false, label);
+        if (!('stream' in extra)) assert.equal(r.store, false, label);
+        else for await (const _ of r) { /* drain */ }
+      }
+      await client.responses.create({ model: 'nat-model', input: 'keep me', store: true });
+      assert.equal(mock.requests.at(-1)!.body.store, true, 'what the caller sent, when storing is on');
     });
 
     test('a chain begun on a translated provider is replayed in full to a native one', async () => {

@@ -6,6 +6,7 @@
 // natively. Moderation is buffered on this path in both modes: every output
 // text of the stream is checked before any event leaves, however it ends
 // (chunked windows over typed events would change what .done events carry).
+// Storing off means storing off upstream too: the body then says store false.
 import type { StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
@@ -31,6 +32,8 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<Json> {
   const body: Json = { ...p.req.raw };
   body.input = p.req.inputWasString && p.items.length === 1 && typeof p.items[0]!.content === 'string' ? p.items[0]!.content : p.items;
   if (p.instructions !== undefined) body.instructions = p.instructions;
+  // Otherwise OpenAI would keep what the caller, its organisation or the gateway said not to keep.
+  if (!p.store) body.store = false;
   const prev = p.req.previous_response_id;
   if (prev) {
     // The ownership check: the upstream holds every organisation's responses under the gateway's one credential.
