@@ -111,6 +111,27 @@ for (const http of HTTP_KINDS) {
       assert.equal(mock.requests.at(-1)!.body.store, true, 'what the caller sent, when storing is on');
     });
 
+    test('an upstream id that collides with another organisation\'s stored response does not overwrite it', async () => {
+      const answer = (text: string) => ({
+        json: {
+          id: 'resp_collide', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', usage: null,
+          output: [{ id: 'msg_collide', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text }] }],
+        },
+      });
+      try {
+        mock.replay = answer('acme secret');
+        assert.equal((await client.responses.create({ model: 'nat-model', input: 'x' })).id, 'resp_collide');
+        // Stored first (a read on this instance waits for its pending write).
+        assert.equal((await client.responses.retrieve('resp_collide')).output_text, 'acme secret');
+        mock.replay = answer('beta text');
+        assert.equal((await other.responses.create({ model: 'nat-model', input: 'y' })).id, 'resp_collide');
+      } finally { mock.replay = undefined; }
+      assert.equal((await client.responses.retrieve('resp_collide')).output_text, 'acme secret');
+      await assert.rejects(other.responses.retrieve('resp_collide'), (e: any) => e.status === 404);
+      const rows = await gw.app.services.pool.query('SELECT organization_id, input FROM responses WHERE id = $1', ['resp_collide']);
+      assert.deepEqual(rows.rows, [{ organization_id: 'acme', input: [{ type: 'message', role: 'user', content: 'x' }] }]);
+    });
+
     test('a chain begun on a translated provider is replayed in full to a native one', async () => {
       const first = await client.responses.create({ model: 'up-model', input: 'translated turn' });
       assert.match(first.id, /^resp_[0-9a-f]{32}$/);

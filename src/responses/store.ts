@@ -58,13 +58,17 @@ export class ResponseStore {
       return false;
     }
     const expires = row.created_at + this.settings.retention_days * 86_400_000;
-    const write = this.pool.query(
+    const write: Promise<void> = this.pool.query(
       `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0))
-       ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response`,
+       ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response
+       WHERE responses.organization_id = EXCLUDED.organization_id`,
       [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires],
-    ).then(() => {}, (err: unknown) => { this.log.error({ err, response_id: row.id }, 'storing a response failed'); })
-      .finally(() => { this.pending.delete(row.id); });
+    ).then((r) => {
+      // Native ids are the upstream's: another organisation's row under the same id is never overwritten.
+      if (r.rowCount === 0) this.log.warn({ response_id: row.id, organization_id: row.organization_id }, 'response not stored: its id is stored for another organisation');
+    }, (err: unknown) => { this.log.error({ err, response_id: row.id }, 'storing a response failed'); })
+      .finally(() => { if (this.pending.get(row.id) === write) this.pending.delete(row.id); });
     this.pending.set(row.id, write);
     return true;
   }
