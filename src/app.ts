@@ -26,6 +26,7 @@ import { openKeyCache } from './store/key-cache.js';
 import { RulesPoller } from './store/rules-poller.js';
 import { UpstreamPools } from './upstream/pools.js';
 import { ResponseStore } from './responses/store.js';
+import { openRedis, whenReady } from './store/redis-client.js';
 import { Upstream } from './upstream/upstream.js';
 import { Circuits } from './upstream/circuit.js';
 import { exposeCircuitMetrics } from './upstream/circuit-metrics.js';
@@ -119,9 +120,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
       exposeTraceMetrics(metrics, pipeline);
       traces = pipeline;
     }
-    const responses = new ResponseStore(db.pool, config.responses, log);
+    // Its own connection, failing fast like the others: it carries the pending markers of responses being stored.
+    const responsesRedis = opts.redisUrl ? openRedis(opts.redisUrl, log) : undefined;
+    if (responsesRedis) {
+      cleanup.unshift(() => responsesRedis.quit().then(() => {}, () => responsesRedis.disconnect()));
+      await whenReady(responsesRedis, 1_000);
+    }
+    const responses = new ResponseStore(db.pool, config.responses, log, responsesRedis && { client: responsesRedis, prefix: config.redis.key_prefix });
     responses.start();
-    // Closed before the pool ends, so that the writes of the last responses land.
+    // Closed before the pool (and its Redis) end, so that the writes of the last responses land.
     cleanup.unshift(() => responses.close());
     const otlp = config.telemetry.otlp;
     if (otlp) {

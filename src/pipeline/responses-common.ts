@@ -3,7 +3,7 @@
 import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { isObj, type Item, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
+import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
 import type { OutputMode } from '../policy/types.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
@@ -24,6 +24,16 @@ export interface Prepared {
 
 export function storingAllowed(svc: Services, org: string, asked: boolean): boolean {
   return asked && svc.config.responses.store && (svc.config.organizations.get(org)?.responses?.store ?? true);
+}
+
+/**
+ * Before the reply (or the event that completes a stream) goes out: a response
+ * about to be stored is marked pending, so that a chained request on another
+ * instance waits for its row (store.ts). One Redis SET; Postgres is not awaited.
+ */
+export async function markStoring(svc: Services, p: Prepared, response: Json): Promise<void> {
+  if (!p.store || response.status === 'failed' || typeof response.id !== 'string') return;
+  await svc.responses.markPending(p.org, response.id);
 }
 
 /** Stores the response after the reply (never awaited); the gateway block is the caller's, not the conversation's. */

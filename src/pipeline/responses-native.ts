@@ -18,7 +18,7 @@ import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { chainItems, loadChain } from './responses-conversation.js';
-import { chatUsageOf, moderateOutput, moderateTexts, outputTexts, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
+import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { dispatchNative } from './dispatch.js';
@@ -68,6 +68,7 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
   ctx.trace.status_code = 200;
   if (p.wantBlock) response.gateway = gatewayBlock(ctx);
   if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
+  await markStoring(svc, p, response);
   sendJson(res, 200, JSON.stringify(response), ctx.requestId, answer.headers);
   saveResponse(svc, ctx, p, response as ResponseObject, true);
 }
@@ -104,6 +105,8 @@ async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResp
       if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
         final = d.response;
         if (TERMINAL.has(ev.name)) {
+          // The caller may chain as soon as it reads this event, before the stream ends.
+          await markStoring(svc, p, d.response);
           settle(ctx, p, d.response);
           if (p.wantBlock) d.response.gateway = gatewayBlock(ctx);
         }

@@ -21,7 +21,7 @@ import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { chainItems, loadChain, resolveReferences } from './responses-conversation.js';
-import { saveResponse, type Prepared } from './responses-common.js';
+import { markStoring, saveResponse, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 
@@ -50,6 +50,7 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
   const response = completeResponse(shell, completion, usage, ids);
   if (p.wantBlock) response.gateway = gatewayBlock(ctx);
   if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response };
+  await markStoring(svc, p, response);
   sendJson(res, 200, JSON.stringify(response), ctx.requestId, headers);
   saveResponse(svc, ctx, p, response, false);
 }
@@ -101,6 +102,7 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
   recordUsage(ctx, p.route, usage);
   ctx.trace.status_code = 200;
   const extra = p.wantBlock ? { gateway: gatewayBlock(ctx) } : {};
+  await markStoring(svc, p, shell);
   out.end(writer.end(usage, extra));
   const response = writer.response;
   if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(upstream.sent), response };

@@ -1,8 +1,14 @@
 // The conversation state of the Responses API in Postgres. Writes happen after
 // the reply has gone out, fire and forget (a failure is logged, never the
-// caller's); a read of the same id on this instance first waits for its
-// pending write, so a client that chains at once still finds its response.
-// Only previous_response_id, item_reference, GET and DELETE read.
+// caller's), so a client that chains at once may ask before the row is there.
+// On this instance a read first waits for its own pending write. For every
+// other instance, the id is marked pending in Redis before the reply goes out
+// (one SET with a short TTL); a read that misses in Postgres while the marker
+// is there polls until the row lands, the marker goes or its TTL runs out.
+// Without Redis only the instance that answered waits: several instances need
+// Redis for an immediate previous_response_id. Only previous_response_id,
+// item_reference, GET and DELETE read.
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { ResponsesSettings } from './config-schema.js';
@@ -41,12 +47,61 @@ const lookable = (id: string): boolean => id.length > 0 && id.length <= MAX_ID_L
 
 /** Longest conversation a chain read follows. */
 const MAX_CHAIN = 1000;
+/** How long a pending marker lives, and so the longest a read on another instance waits for a write. */
+export const PENDING_MS = 5_000;
+/** Between polls of a read that waits: short at first, since most writes land within milliseconds. */
+const pollDelay = (attempt: number) => Math.min(100, 5 * 2 ** attempt);
+const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
+
+/** A read's outcome: what it found, or the id of the response it missed (the asked one, or a link of its chain). */
+interface Attempt<T> { value?: T; missing?: string }
 
 export class ResponseStore {
   private readonly pending = new Map<string, Promise<void>>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pool: pg.Pool, private readonly settings: ResponsesSettings, private readonly log: Logger) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: ResponsesSettings,
+    private readonly log: Logger,
+    private readonly redis?: { client: Redis; prefix: string },
+  ) {}
+
+  private markerKey(id: string): string { return `${this.redis!.prefix}response-pending:${id}`; }
+
+  /**
+   * Marks `id` as about to be stored, for reads on other instances; awaited
+   * before the reply goes out, so the marker is there before a client can
+   * chain. A Redis that fails (it fails fast) only loses that wait.
+   */
+  async markPending(org: string, id: string): Promise<void> {
+    if (!this.redis) return;
+    await this.redis.client.set(this.markerKey(id), org, 'PX', PENDING_MS).catch((err: unknown) => {
+      this.log.debug({ err, response_id: id }, 'marking a response pending failed');
+    });
+  }
+
+  /** Drops the marker of a row that will not land (or is gone), so no read waits for it. */
+  private unmark(id: string): void {
+    if (!this.redis) return;
+    this.redis.client.del(this.markerKey(id)).catch(() => { /* it expires on its own */ });
+  }
+
+  private async pendingFor(org: string, id: string): Promise<boolean> {
+    if (!this.redis) return false;
+    try { return (await this.redis.client.get(this.markerKey(id))) === org; } catch { return false; }
+  }
+
+  /** Runs `attempt` again while what it missed is marked pending for `org`, within the marker's lifetime. */
+  private async untilLanded<T>(org: string, attempt: () => Promise<Attempt<T>>): Promise<T | undefined> {
+    const deadline = Date.now() + PENDING_MS;
+    for (let i = 0; ; i++) {
+      const r = await attempt();
+      if (r.value !== undefined || r.missing === undefined) return r.value;
+      if (Date.now() >= deadline || !(await this.pendingFor(org, r.missing))) return undefined;
+      await sleep(pollDelay(i));
+    }
+  }
 
   /** Stores the row unless it exceeds max_stored_bytes; false then. Never throws, never awaited by a request. */
   save(row: SaveRow): boolean {
@@ -55,6 +110,7 @@ export class ResponseStore {
     const bytes = Buffer.byteLength(input) + Buffer.byteLength(response);
     if (bytes > this.settings.max_stored_bytes) {
       this.log.info({ response_id: row.id, bytes, max: this.settings.max_stored_bytes }, 'response not stored: over responses.max_stored_bytes');
+      this.unmark(row.id);
       return false;
     }
     const expires = row.created_at + this.settings.retention_days * 86_400_000;
@@ -66,8 +122,13 @@ export class ResponseStore {
       [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires],
     ).then((r) => {
       // Native ids are the upstream's: another organisation's row under the same id is never overwritten.
-      if (r.rowCount === 0) this.log.warn({ response_id: row.id, organization_id: row.organization_id }, 'response not stored: its id is stored for another organisation');
-    }, (err: unknown) => { this.log.error({ err, response_id: row.id }, 'storing a response failed'); })
+      if (r.rowCount !== 0) return;
+      this.log.warn({ response_id: row.id, organization_id: row.organization_id }, 'response not stored: its id is stored for another organisation');
+      this.unmark(row.id);
+    }, (err: unknown) => {
+      this.log.error({ err, response_id: row.id }, 'storing a response failed');
+      this.unmark(row.id);
+    })
       .finally(() => { if (this.pending.get(row.id) === write) this.pending.delete(row.id); });
     this.pending.set(row.id, write);
     return true;
@@ -80,16 +141,22 @@ export class ResponseStore {
   async get(org: string, id: string): Promise<StoredResponse | undefined> {
     if (!lookable(id)) return undefined;
     await this.settled(id);
-    const r = await this.pool.query<StoredResponse>(
-      `SELECT id, provider, native, previous_response_id, input, response FROM responses
-       WHERE id = $1 AND organization_id = $2 AND expires_at > now()`, [id, org]);
-    return r.rows[0];
+    return this.untilLanded(org, async () => {
+      const r = await this.pool.query<StoredResponse>(
+        `SELECT id, provider, native, previous_response_id, input, response FROM responses
+         WHERE id = $1 AND organization_id = $2 AND expires_at > now()`, [id, org]);
+      return r.rows[0] ? { value: r.rows[0] } : { missing: id };
+    });
   }
 
   /** The conversation ending with `id`, oldest first; undefined when `id` (or a link of its chain) is unknown or expired. */
   async chain(org: string, id: string): Promise<StoredResponse[] | undefined> {
     if (!lookable(id)) return undefined;
     await this.settled(id);
+    return this.untilLanded(org, () => this.chainOnce(org, id));
+  }
+
+  private async chainOnce(org: string, id: string): Promise<Attempt<StoredResponse[]>> {
     const r = await this.pool.query<StoredResponse & { depth: number }>(
       `WITH RECURSIVE chain AS (
          SELECT id, provider, native, previous_response_id, input, response, 0 AS depth
@@ -100,16 +167,22 @@ export class ResponseStore {
          WHERE r.organization_id = $2 AND r.expires_at > now() AND c.depth < $3
        ) SELECT * FROM chain ORDER BY depth DESC`, [id, org, MAX_CHAIN]);
     const rows = r.rows;
-    if (!rows.length || rows[0]!.previous_response_id) return undefined;
-    return rows;
+    if (!rows.length) return { missing: id };
+    if (rows[0]!.previous_response_id) return { missing: rows[0]!.previous_response_id };
+    return { value: rows };
   }
 
   async delete(org: string, id: string): Promise<StoredResponse | undefined> {
     if (!lookable(id)) return undefined;
     await this.settled(id);
-    const r = await this.pool.query<StoredResponse>(
-      'DELETE FROM responses WHERE id = $1 AND organization_id = $2 AND expires_at > now() RETURNING id, provider, native', [id, org]);
-    return r.rows[0];
+    const row = await this.untilLanded(org, async () => {
+      const r = await this.pool.query<StoredResponse>(
+        'DELETE FROM responses WHERE id = $1 AND organization_id = $2 AND expires_at > now() RETURNING id, provider, native', [id, org]);
+      return r.rows[0] ? { value: r.rows[0] } : { missing: id };
+    });
+    // Gone for good: a read elsewhere must not wait for it.
+    if (row) this.unmark(id);
+    return row;
   }
 
   /** Deletes expired rows; returns how many. */

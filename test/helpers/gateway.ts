@@ -45,6 +45,10 @@ export interface GatewayOptions {
   realTraces?: boolean;
   /** Replaces the silent test logger (tests that read what the gateway logs). */
   logger?: Logger;
+  /** Redis for the gateway (key cache, limits, pending responses); none by default. */
+  redisUrl?: string;
+  /** Another gateway's database, for two instances on one Postgres; that gateway drops it. */
+  database?: TestDatabase;
 }
 
 // Tests that stop a gateway by hand (app.close() to watch a drain) skip close();
@@ -54,13 +58,14 @@ process.once('exit', () => { for (const d of dataDirs) rmSync(d, { recursive: tr
 
 export async function startGateway(opts: GatewayOptions): Promise<TestGateway> {
   for (const [k, v] of Object.entries(opts.env ?? {})) process.env[k] = v;
-  const db = await createTestDatabase();
+  const db = opts.database ?? await createTestDatabase();
   const traces = new CapturingSink();
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-data-'));
   dataDirs.add(dataDir);
   const app = await startApp({
     config: buildConfig(opts.config),
     databaseUrl: db.url,
+    redisUrl: opts.redisUrl,
     dataDir,
     host: '127.0.0.1',
     port: 0,
@@ -79,7 +84,7 @@ export async function startGateway(opts: GatewayOptions): Promise<TestGateway> {
     },
     async close() {
       await app.close();
-      await db.drop();
+      if (!opts.database) await db.drop();
       rmSync(dataDir, { recursive: true, force: true });
       dataDirs.delete(dataDir);
     },
