@@ -1,7 +1,10 @@
 // The Responses API on the native path: a provider with responses_api passes
 // the caller's body through (every field kept, model and DLP'd input
 // replaced) and keeps the upstream's resp_ id, so previous_response_id chains
-// natively; a chain begun on a translated provider is replayed in full.
+// natively (function calls and their outputs included); a chain begun on a
+// translated provider is replayed in full. Storing off reaches the upstream as
+// store: false, and an upstream id colliding across organisations overwrites
+// nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -95,6 +98,50 @@ for (const http of HTTP_KINDS) {
       const got = await client.responses.retrieve(second.id);
       assert.equal(got.output_text, 'and now?');
       await assert.rejects(other.responses.retrieve(second.id), (e: any) => e.status === 404);
+    });
+
+    const weather = [{ type: 'function' as const, name: 'get_weather', description: 'Weather in a city', strict: true, parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false } }];
+
+    test('function calling: the SDK gets a function_call, and the second turn through previous_response_id chains natively', async () => {
+      const first = await client.responses.create({ model: 'nat-model', input: 'weather in Paris?', tools: weather });
+      const call = first.output.find((it) => it.type === 'function_call');
+      assert.ok(call && call.type === 'function_call', JSON.stringify(first.output));
+      assert.equal(call.name, 'get_weather');
+      assert.deepEqual(JSON.parse(call.arguments), { location: 'Paris' });
+      assert.deepEqual(mock.requests.at(-1)!.body.tools, weather);
+      const second = await client.responses.create({
+        model: 'nat-model', previous_response_id: first.id, tools: weather,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: '22 degrees' }],
+      });
+      assert.equal(second.output_text, 'Tool said: 22 degrees');
+      assert.equal(mock.requests.at(-1)!.body.previous_response_id, first.id);
+      // A made-up call id is refused by the upstream, as at OpenAI: the chain really is the upstream's.
+      await assert.rejects(client.responses.create({
+        model: 'nat-model', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_other', output: 'x' }],
+      }), (e: any) => e.status === 400);
+    });
+
+    test('function calling, streamed: the call\'s typed events pass through and finalResponse() holds the call', async () => {
+      const stream = client.responses.stream({ model: 'nat-model', input: 'weather?', tools: weather });
+      const types: string[] = [];
+      let args = '';
+      for await (const ev of stream) {
+        types.push(ev.type);
+        if (ev.type === 'response.function_call_arguments.delta') args += ev.delta;
+      }
+      const final = await stream.finalResponse();
+      assert.deepEqual(types.filter((t) => t.startsWith('response.output_item') || t.startsWith('response.function_call')), [
+        'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta',
+        'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+      ]);
+      const call = final.output[0]!;
+      assert.equal(call.type, 'function_call');
+      assert.equal(args, '{"location":"Paris"}');
+      assert.equal(call.type === 'function_call' && call.arguments, args);
+      const next = await client.responses.create({
+        model: 'nat-model', previous_response_id: final.id, input: [{ type: 'function_call_output', call_id: call.type === 'function_call' ? call.call_id : '', output: 'sunny' }],
+      });
+      assert.equal(next.output_text, 'Tool said: sunny');
     });
 
     test('storing off (per request or per organisation) sends store: false upstream, so the upstream keeps nothing either', async () => {

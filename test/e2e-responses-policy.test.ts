@@ -142,6 +142,14 @@ describe('responses API: policy and storage', () => {
     const events = await readSse(res);
     assert.match(events.at(-1)!, /^event: response\.failed\n/);
     assert.ok(events.join('').includes('"delta":"fine"'));
+    // A clean function call from the mock's own Responses API passes whole, under either mode.
+    mock.replay = undefined;
+    for (const org of ['dlp', 'chunked']) {
+      const call = await post(org, { model: 'nat-model', input: 'x', stream: true, tools: [{ type: 'function', name: 'search', parameters: { type: 'object', properties: {} } }] });
+      assert.equal(call.status, 200, org);
+      const done = (await readSse(call)).find((e) => e.startsWith('event: response.function_call_arguments.done\n'));
+      assert.equal(JSON.parse(done!.split('\ndata: ')[1]!).arguments, '{"location":"Paris"}', org);
+    }
   });
 
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {

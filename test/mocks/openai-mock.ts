@@ -159,7 +159,7 @@ export async function startOpenAIMock(apiKey: string | null = OPENAI_MOCK_KEY): 
     if (mock.fault === 'error-before-first-byte') return fail(res, 500, 'The server had an error while processing your request.', 'server_error');
     if (req.method === 'POST' && req.url.endsWith('/chat/completions')) return chat(req, res, mock);
     if (req.method === 'POST' && req.url.endsWith('/embeddings')) return embeddings(req, res, mock);
-    if (req.method === 'POST' && req.url.endsWith('/responses')) return responsesEndpoint(req, res);
+    if (req.method === 'POST' && req.url.endsWith('/responses')) return responsesEndpoint(req, res, mock);
     fail(res, 404, `Unknown path ${req.url}`);
   });
 }
