@@ -249,6 +249,64 @@ test('create a route, dry-run it, disable it', async () => {
   assert.match(await text('form[aria-labelledby=tryit] .error'), /model_not_found/);
 });
 
+test('editing a pin rule keeps its fallbacks, edits them in order, and delete asks first', async () => {
+  const fallbacks = [{ provider: 'mock', model: 'mock-echo-b' }, { provider: 'other', model: 'model-c' }];
+  const made = await call(gw.url, admin, 'POST', '/v1/routes', {
+    name: 'with-fallbacks', priority: 5, action_kind: 'pin', match: { requested_model: 'fb-alias' },
+    action: { provider: 'mock', model: 'mock-echo', fallbacks },
+  });
+  assert.equal(made.status, 201, made.text);
+  const stored = async () => (await call(gw.url, admin, 'GET', `/v1/routes/${made.body.id}`)).body;
+  const row = 'tr[data-route=with-fallbacks]';
+  await go('/overview');
+  await go('/routes');
+  await page.waitForSelector(row);
+  assert.match(await text(`${row} [data-testid=route-fallbacks]`), /^\s*then mock\/mock-echo-b, other\/model-c$/, 'the list shows the fallbacks in order');
+
+  // Change only the priority: the fallbacks survive the PUT.
+  await page.click(`${row} button::-p-text(Edit)`);
+  await page.waitForSelector('input[name=fallback-provider-1]');
+  assert.equal(await page.$eval('input[name=fallback-model-1]', (e) => (e as HTMLTextAreaElement).value), 'model-c', 'the form shows them');
+  await page.locator('input[name=route-priority]').fill('7');
+  await page.click('form.card button::-p-text(Save)');
+  await page.waitForFunction((sel) => document.querySelector(`${sel} td`)?.textContent === '7', {}, row);
+  let rule = await stored();
+  assert.equal(rule.priority, 7);
+  assert.deepEqual(rule.action, { provider: 'mock', model: 'mock-echo', fallbacks });
+
+  // Edit the list: move the second up, add a third, then save.
+  await page.click(`${row} button::-p-text(Edit)`);
+  await page.waitForSelector('input[name=fallback-provider-1]');
+  await page.click('button[aria-label="Move fallback 2 up"]');
+  await page.click('button::-p-text(Add fallback)');
+  await page.type('input[name=fallback-provider-2]', 'mock');
+  await page.type('input[name=fallback-model-2]', 'mock-echo-d');
+  await shot('routes-edit');
+  await page.click('form.card button::-p-text(Save)');
+  await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=route-fallbacks]`)?.textContent?.includes('mock-echo-d'), {}, row);
+  rule = await stored();
+  assert.deepEqual(rule.action.fallbacks, [fallbacks[1], fallbacks[0], { provider: 'mock', model: 'mock-echo-d' }]);
+
+  // Removing every fallback stores the plain pin.
+  await page.click(`${row} button::-p-text(Edit)`);
+  for (let i = 3; i >= 1; i--) await page.click(`button[aria-label="Remove fallback ${i}"]`);
+  await page.click('form.card button::-p-text(Save)');
+  await page.waitForFunction((sel) => document.querySelector(sel) && !document.querySelector(`${sel} [data-testid=route-fallbacks]`), {}, row);
+  assert.deepEqual((await stored()).action, { provider: 'mock', model: 'mock-echo' });
+
+  // Delete: cancelling keeps the rule, confirming removes it.
+  await page.click(`${row} button.danger`);
+  await page.waitForSelector('dialog[open]');
+  await page.click('dialog button::-p-text(Cancel)');
+  await page.waitForSelector('dialog:not([open])');
+  assert.equal((await call(gw.url, admin, 'GET', `/v1/routes/${made.body.id}`)).status, 200, 'cancel keeps the rule');
+  await page.click(`${row} button.danger`);
+  await page.waitForSelector('dialog[open]');
+  await page.click('dialog button.danger');
+  await page.waitForFunction((sel) => !document.querySelector(sel), {}, row);
+  assert.equal((await call(gw.url, admin, 'GET', `/v1/routes/${made.body.id}`)).status, 404);
+});
+
 test('revoke a key after confirming; the gateway then refuses it', async () => {
   await go('/keys');
   await page.waitForSelector('tr[data-key-id]');

@@ -1,18 +1,49 @@
 // Routing rules in evaluation order: create and edit (the API's own validation
 // messages are shown), enable/disable, delete, and a dry run that shows which
-// model a request would reach and why.
-import { useState } from 'preact/hooks';
+// model a request would reach and why. The form carries every field of a rule,
+// fallbacks included, because PUT resets whatever it omits.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, request, toError } from './api.js';
 import { usd } from './format.js';
 import { Confirm, Empty, ErrorBox, Loading, useLoad } from './ui.js';
 
+interface Target { provider: string; model: string }
 interface Route {
   id: string; name: string; priority: number; enabled: boolean; action_kind: 'pin' | 'auto';
-  match: { requested_model: string }; action: { provider?: string; model?: string };
+  match: { requested_model: string }; action: { provider?: string; model?: string; fallbacks?: Target[] };
 }
 interface Resolution { provider: string; model: string; route_reason: string; estimated_cost_usd?: number; requested_model: string }
 
-const BLANK = { name: '', priority: '0', enabled: true, action_kind: 'pin' as 'pin' | 'auto', requested_model: '', provider: '', model: '' };
+const BLANK = { name: '', priority: '0', enabled: true, action_kind: 'pin' as 'pin' | 'auto', requested_model: '', provider: '', model: '', fallbacks: [] as Target[] };
+
+/** An ordered list of {provider, model}: tried in this order when the pinned model fails. */
+function FallbackList({ items, onChange }: { items: Target[]; onChange: (next: Target[]) => void }) {
+  const update = (i: number, k: keyof Target) => (e: Event) =>
+    onChange(items.map((t, j) => (j === i ? { ...t, [k]: (e.target as HTMLInputElement).value } : t)));
+  const move = (i: number, by: number) => {
+    const next = [...items];
+    [next[i], next[i + by]] = [next[i + by]!, next[i]!];
+    onChange(next);
+  };
+  return (
+    <fieldset class="fallbacks">
+      <legend>Fallbacks, tried in order when the pinned model fails</legend>
+      {items.length === 0 ? <p class="muted">None: a failure of the pinned model is returned to the caller.</p> : (
+        <ol>{items.map((t, i) => (
+          <li key={i} data-fallback={i}>
+            <span class="muted">{i + 1}.</span>
+            <input name={`fallback-provider-${i}`} aria-label={`Fallback ${i + 1} provider`} placeholder="provider" value={t.provider} onInput={update(i, 'provider')} />
+            <input name={`fallback-model-${i}`} aria-label={`Fallback ${i + 1} model`} placeholder="model" value={t.model} onInput={update(i, 'model')} />
+            <button type="button" aria-label={`Move fallback ${i + 1} up`} disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
+            <button type="button" aria-label={`Move fallback ${i + 1} down`} disabled={i === items.length - 1} onClick={() => move(i, 1)}>↓</button>
+            <button type="button" aria-label={`Remove fallback ${i + 1}`} onClick={() => onChange(items.filter((_, j) => j !== i))}>✕</button>
+          </li>
+        ))}</ol>
+      )}
+      <button type="button" onClick={() => onChange([...items, { provider: '', model: '' }])}>Add fallback</button>
+    </fieldset>
+  );
+}
 
 function TryIt() {
   const [model, setModel] = useState('');
@@ -48,6 +79,9 @@ export function Routes() {
   const [formError, setFormError] = useState<Error | undefined>();
   const [deleting, setDeleting] = useState<Route | undefined>();
   const [rowError, setRowError] = useState<Error | undefined>();
+  const nameInput = useRef<HTMLInputElement>(null);
+  // The form is below the list: Edit moves focus there, so a keyboard user lands on what they asked to change.
+  useEffect(() => { if (editing) nameInput.current?.focus(); }, [editing]);
   const set = (k: keyof typeof BLANK) => (e: Event) => {
     const t = e.target as HTMLInputElement;
     setForm({ ...form, [k]: t.type === 'checkbox' ? t.checked : t.value });
@@ -59,7 +93,8 @@ export function Routes() {
     const body = {
       name: form.name, priority: Number(form.priority), enabled: form.enabled, action_kind: form.action_kind,
       match: { requested_model: form.requested_model },
-      action: form.action_kind === 'pin' ? { provider: form.provider, model: form.model } : {},
+      // A row left wholly blank is dropped; a half-filled one goes to the API, whose 400 names it.
+      action: form.action_kind === 'pin' ? { provider: form.provider, model: form.model, fallbacks: form.fallbacks.filter((t) => t.provider || t.model) } : {},
     };
     try {
       if (editing) await api('PUT', `/v1/routes/${encodeURIComponent(editing)}`, body);
@@ -81,7 +116,7 @@ export function Routes() {
   }
   function edit(r: Route) {
     setEditing(r.id);
-    setForm({ name: r.name, priority: String(r.priority), enabled: r.enabled, action_kind: r.action_kind, requested_model: r.match.requested_model, provider: r.action.provider ?? '', model: r.action.model ?? '' });
+    setForm({ name: r.name, priority: String(r.priority), enabled: r.enabled, action_kind: r.action_kind, requested_model: r.match.requested_model, provider: r.action.provider ?? '', model: r.action.model ?? '', fallbacks: (r.action.fallbacks ?? []).map((t) => ({ ...t })) });
   }
   return (
     <div>
@@ -96,9 +131,12 @@ export function Routes() {
           <tbody>{routes.data.data.map((r) => (
             <tr key={r.id} data-route={r.name} class={r.enabled ? '' : 'disabled'}>
               <td class="num">{r.priority}</td><td>{r.name}</td><td><code>{r.match.requested_model}</code></td>
-              <td>{r.action_kind === 'pin' ? <code>{r.action.provider}/{r.action.model}</code> : 'auto picker'}</td>
+              <td>{r.action_kind === 'pin' ? <>
+                <code>{r.action.provider}/{r.action.model}</code>
+                {r.action.fallbacks?.length ? <span class="muted" data-testid="route-fallbacks"> then <code>{r.action.fallbacks.map((t) => `${t.provider}/${t.model}`).join(', ')}</code></span> : null}
+              </> : 'auto picker'}</td>
               <td><label class="inline"><input type="checkbox" checked={r.enabled} onChange={() => toggle(r)} aria-label={`Enable ${r.name}`} /> {r.enabled ? 'on' : 'off'}</label></td>
-              <td class="row"><button type="button" onClick={() => edit(r)}>Edit</button><button type="button" class="danger" onClick={() => setDeleting(r)}>Delete</button></td>
+              <td><div class="row"><button type="button" onClick={() => edit(r)}>Edit</button><button type="button" class="danger" onClick={() => setDeleting(r)}>Delete</button></div></td>
             </tr>
           ))}</tbody>
         </table></div>
@@ -106,13 +144,14 @@ export function Routes() {
       <div class="two">
         <form class="card form" onSubmit={save}>
           <h2>{editing ? 'Edit rule' : 'New rule'}</h2>
-          <label>Name<input name="route-name" value={form.name} onInput={set('name')} /></label>
+          <label>Name<input name="route-name" ref={nameInput} value={form.name} onInput={set('name')} /></label>
           <label>Priority<input name="route-priority" type="number" value={form.priority} onInput={set('priority')} /></label>
           <label>When the request's model is<input name="route-match" value={form.requested_model} onInput={set('requested_model')} /></label>
           <label>Action<select name="route-kind" value={form.action_kind} onChange={set('action_kind')}><option value="pin">pin to a model</option><option value="auto">use the auto picker</option></select></label>
           {form.action_kind === 'pin' && <>
             <label>Provider<input name="route-provider" value={form.provider} onInput={set('provider')} /></label>
             <label>Model<input name="route-model" value={form.model} onInput={set('model')} /></label>
+            <FallbackList items={form.fallbacks} onChange={(fallbacks) => setForm({ ...form, fallbacks })} />
           </>}
           <label class="inline"><input type="checkbox" checked={form.enabled} onChange={set('enabled')} /> Enabled</label>
           <div class="row"><button type="submit">{editing ? 'Save' : 'Create rule'}</button>
