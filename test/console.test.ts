@@ -13,7 +13,7 @@ import { stopTestPostgres } from './helpers/pg.js';
 import { call } from './helpers/management.js';
 
 // Browser globals, used only inside page.evaluate callbacks (this program is compiled without the DOM lib).
-declare const document: any, location: any, sessionStorage: any, localStorage: any, getComputedStyle: any;
+declare const document: any, location: any, sessionStorage: any, localStorage: any, getComputedStyle: any, devicePixelRatio: number;
 type HTMLElement = { innerText: string };
 type HTMLTextAreaElement = { value: string };
 
@@ -203,6 +203,19 @@ test('the overview shows the usage the API reports', async () => {
   await page.click('.seg button::-p-text(7d)');
   await page.waitForSelector('.seg button[aria-pressed=true]::-p-text(7d)');
   await shot('overview');
+  // Nothing is cut off at 1280x800: every breakdown table fits its card, and no chart draws at the canvas's
+  // left edge (a y axis narrower than its labels clips their first characters there).
+  const overflowing = await page.$$eval('.breakdowns .scroll', (els) => els.filter((e: any) => e.scrollWidth > e.clientWidth).map((e: any) => e.closest('section').querySelector('h3').textContent));
+  assert.deepEqual(overflowing, [], 'breakdown tables wider than their cards');
+  const clipped = await page.$$eval('figure.chart', (figs) => figs.filter((f: any) => {
+    const canvas = f.querySelector('canvas');
+    const over = f.querySelector('.u-over');
+    const rows = Math.round((parseFloat(over.style.top) + parseFloat(over.style.height)) * devicePixelRatio);
+    const px = canvas.getContext('2d').getImageData(0, 0, Math.ceil(3 * devicePixelRatio), rows).data;
+    for (let i = 3; i < px.length; i += 4) if (px[i] > 0) return true;
+    return false;
+  }).map((f: any) => f.querySelector('figcaption').textContent));
+  assert.deepEqual(clipped, [], 'charts whose axis labels reach the left edge');
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   await page.reload({ waitUntil: 'networkidle0' });
   await page.waitForSelector('figure.chart canvas');
@@ -216,6 +229,16 @@ test('the overview shows the usage the API reports', async () => {
   await page.evaluate(() => localStorage.clear());
   await page.emulateMediaFeatures([]);
   await page.setViewport({ width: 390, height: 844, isMobile: true });
+  // Turning on isMobile reloads the page.
+  await page.waitForFunction(() => document.querySelectorAll('figure.chart canvas').length === 4);
+  // On a phone every page's link is in view, none scrolled out of a sideways bar, and the page does not scroll sideways.
+  // (A mobile viewport widens itself to fit content too wide for it, so the bound is the device's 390px, not innerWidth.)
+  const outOfView = await page.$$eval('nav a', (links) => links.filter((a: any) => {
+    const r = a.getBoundingClientRect();
+    return r.left < 0 || r.right > 390 || document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) !== a;
+  }).map((a: any) => a.textContent));
+  assert.deepEqual(outOfView, [], 'nav links out of view on a phone');
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'no sideways scrolling on a phone');
   await shot('overview-phone');
   await page.setViewport({ width: 1280, height: 800 });
 });
