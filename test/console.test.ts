@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { stopTestPostgres } from './helpers/pg.js';
-import { call } from './helpers/management.js';
+import { call, chatBody } from './helpers/management.js';
 
 // Browser globals, used only inside page.evaluate callbacks (this program is compiled without the DOM lib).
 declare const document: any, location: any, sessionStorage: any, localStorage: any, getComputedStyle: any, devicePixelRatio: number;
@@ -67,6 +67,7 @@ after(async () => {
   await stopTestPostgres();
 });
 
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 const text = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).innerText);
 async function go(hash: string): Promise<void> {
@@ -114,10 +115,15 @@ test('an admin key signs in; the key is kept in sessionStorage only', async () =
   await signIn(admin);
   await page.waitForSelector('nav');
   await page.waitForSelector('.figures, .error');
-  assert.equal(await page.evaluate(() => Object.values(sessionStorage).includes(document.querySelector('input') ? '' : 'x')), false);
-  const stored = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: Object.values(localStorage) }));
-  assert.ok(stored.session.includes(admin));
-  assert.ok(!stored.local.some((v) => String(v).includes('sk-sluice')), 'never in localStorage');
+  const stored = await page.evaluate(() => ({
+    session: Object.entries(sessionStorage) as Array<[string, string]>,
+    local: Object.entries(localStorage) as Array<[string, string]>,
+    cookie: document.cookie as string,
+  }));
+  assert.deepEqual(stored.session, [['sluice.console.key', admin]], 'the key, and only the key, is in sessionStorage');
+  assert.ok(!JSON.stringify(stored.local).includes('sk-sluice'), `never in localStorage: ${JSON.stringify(stored.local)}`);
+  assert.equal(stored.cookie, '', 'no cookie readable by the page');
+  assert.deepEqual(await browser.cookies(), [], 'no cookie at all, httpOnly included');
   await page.waitForSelector('.empty');
   assert.match(await text('.empty'), /Playground/, 'the empty overview says what to do');
   await shot('overview-empty');
@@ -241,6 +247,32 @@ test('the overview shows the usage the API reports', async () => {
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'no sideways scrolling on a phone');
   await shot('overview-phone');
   await page.setViewport({ width: 1280, height: 800 });
+});
+
+test("a key's own usage shows on the Keys page", async () => {
+  const keyId = (await call(gw.url, admin, 'GET', '/v1/api-keys')).body.data.find((k: any) => k.name === 'ci-bot')?.id;
+  assert.ok(keyId);
+  const sent = await call(gw.url, secret, 'POST', '/v1/chat/completions', chatBody('mock-echo', 'usage of one key'));
+  assert.equal(sent.status, 200, sent.text);
+  let usage: any;
+  for (let i = 0; i < 50; i++) {
+    usage = (await call(gw.url, admin, 'GET', `/v1/usage?range=24h&key=${keyId}`)).body;
+    if (usage.totals.requests > 0) break;
+    await sleep(100);
+  }
+  assert.equal(usage.totals.requests, 1);
+  assert.ok(usage.totals.cost_usd > 0 && usage.totals.cost_usd < 0.01);
+  const org = (await call(gw.url, admin, 'GET', '/v1/usage?range=24h')).body;
+  assert.ok(org.totals.requests > 1, 'the organisation has more traffic than this key, so the page must filter by key');
+
+  await go('/keys');
+  const row = `tr[data-key-id="${keyId}"]`;
+  await page.waitForSelector(row);
+  await page.click(`${row} button::-p-text(Show 24 h)`);
+  await page.waitForSelector(`${row} [data-testid=key-usage]`);
+  // mock-echo costs well under a cent, which the console shows to three significant figures.
+  assert.equal(await text(`${row} [data-testid=key-usage]`), `1 req · $${usage.totals.cost_usd.toPrecision(3)}`);
+  await shot('keys-usage');
 });
 
 test('create a route, dry-run it, disable it', async () => {
