@@ -5,6 +5,7 @@
 // does, then checks the rollups against the raw traces before timing anything.
 // Run: DATABASE_URL=postgres://... node dist/bench/usage-query.js [--keep]
 // --keep leaves the database (sluice_bench_usage) for the next run to reuse.
+// A failed check exits non-zero: timings over wrong answers are worthless.
 import pg from 'pg';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -74,7 +75,8 @@ async function openBenchDb(admin: string): Promise<{ pool: pg.Pool; fresh: boole
   await migrate(pool);
   const have = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM traces')).rows[0]?.n);
   if (have === ROWS) return { pool, fresh: false };
-  await pool.query('TRUNCATE traces, usage_minute, usage_hour');
+  // Every rollup goes with the traces: a rollup left behind would be counted again on top of the reload.
+  await pool.query('TRUNCATE traces, usage_minute, usage_hour, usage_day');
   return { pool, fresh: true };
 }
 
@@ -97,25 +99,41 @@ async function load(pool: pg.Pool): Promise<number> {
   const seconds = (performance.now() - t0) / 1000;
   await pool.query('VACUUM ANALYZE usage_minute');
   await pool.query('VACUUM ANALYZE usage_hour');
+  await pool.query('VACUUM ANALYZE usage_day');
   await pool.query('ANALYZE traces');
   return seconds;
 }
 
-/** The rollups must agree with the raw traces before any timing means anything. */
+/**
+ * The rollups must agree with the raw traces before any timing means anything.
+ * The totals read one rollup each (minute for 1h, hour for 30d, day for bucket=1d)
+ * and the breakdowns add days, hours and minutes, so together they check all three.
+ */
 async function check(pool: pg.Pool): Promise<void> {
-  for (const [range, sinceMs] of [['24h', DAY], ['30d', 30 * DAY]] as const) {
-    const q = parseUsageQuery(`range=${range}`);
+  const failures: string[] = [];
+  const expect = (ok: boolean, what: string) => { if (!ok) failures.push(what); };
+  for (const query of ['range=1h', 'range=24h', 'range=30d', 'range=30d&bucket=1d']) {
+    const q = parseUsageQuery(query);
     const r = await queryUsage(pool, ORG, q);
-    const raw = (await pool.query<{ n: string; cost: number; errors: string }>(
+    const raw = (await pool.query<{ n: string; cost: number | null; errors: string }>(
       `SELECT count(*) AS n, sum(cost_usd) AS cost, count(*) FILTER (WHERE status_code >= 400) AS errors
        FROM traces WHERE organization_id = $1 AND created_at >= $2 AND created_at < $3 AND NOT dry_run`,
       [ORG, new Date(q.startMs), new Date(q.endMs)])).rows[0]!;
-    console.assert(r.totals.requests === Number(raw.n), `${range}: requests ${r.totals.requests} vs raw ${raw.n}`);
-    console.assert(r.totals.errors === Number(raw.errors), `${range}: errors ${r.totals.errors} vs raw ${raw.errors}`);
-    console.assert(Math.abs(r.totals.cost_usd - raw.cost) < 1e-6 * Math.max(1, raw.cost), `${range}: cost ${r.totals.cost_usd} vs raw ${raw.cost}`);
-    console.assert((r.breakdowns?.key ?? []).every((k) => k.key.startsWith(`key_${ORG}_`)), `${range}: another organisation's key`);
-    console.log(`check ${range.padEnd(3)}: ${r.totals.requests.toLocaleString('en')} requests over ${(sinceMs / DAY).toFixed(0)} d agree with the raw traces`);
+    const cost = raw.cost ?? 0;
+    const costAgrees = (c: number) => Math.abs(c - cost) < 1e-6 * Math.max(1, cost);
+    expect(r.totals.requests === Number(raw.n), `${query}: requests ${r.totals.requests} vs raw ${raw.n}`);
+    expect(r.totals.errors === Number(raw.errors), `${query}: errors ${r.totals.errors} vs raw ${raw.errors}`);
+    expect(costAgrees(r.totals.cost_usd), `${query}: cost ${r.totals.cost_usd} vs raw ${cost}`);
+    for (const dim of ['model', 'provider', 'key'] as const) {
+      const rows = r.breakdowns?.[dim] ?? [];
+      const requests = rows.reduce((n, b) => n + b.requests, 0);
+      expect(requests === Number(raw.n), `${query}: breakdown by ${dim} sums to ${requests} requests vs raw ${raw.n}`);
+      expect(costAgrees(rows.reduce((n, b) => n + b.cost_usd, 0)), `${query}: breakdown by ${dim} cost vs raw ${cost}`);
+    }
+    expect((r.breakdowns?.key ?? []).every((k) => k.key.startsWith(`key_${ORG}_`)), `${query}: another organisation's key`);
+    console.log(`check ${query.padEnd(19)}: ${r.totals.requests.toLocaleString('en')} requests, ${failures.length ? 'FAILED so far' : 'agree with the raw traces'}`);
   }
+  if (failures.length) throw new Error(`the usage query disagrees with the raw traces:\n  ${failures.join('\n  ')}`);
 }
 
 async function time(pool: pg.Pool, query: string, runs = 15): Promise<void> {
@@ -144,7 +162,7 @@ async function main(): Promise<void> {
     }
     const sizes = (await pool.query<{ t: string; n: string }>(
       `SELECT 'traces' AS t, count(*) AS n FROM traces UNION ALL SELECT 'usage_minute', count(*) FROM usage_minute
-       UNION ALL SELECT 'usage_hour', count(*) FROM usage_hour`)).rows;
+       UNION ALL SELECT 'usage_hour', count(*) FROM usage_hour UNION ALL SELECT 'usage_day', count(*) FROM usage_day`)).rows;
     console.log(sizes.map((r) => `${r.t} ${Number(r.n).toLocaleString('en')} rows`).join(', '));
     await check(pool);
     for (const query of ['range=1h', 'range=24h', 'range=24h&bucket=1h', 'range=7d', 'range=30d', 'range=30d&bucket=1d',
