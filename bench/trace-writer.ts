@@ -2,6 +2,7 @@
 // path; the writer sustains >= 100k traces/s into Postgres.
 // Each section checks its result first, then reports its timing.
 // Run: DATABASE_URL=postgres://... node dist/bench/trace-writer.js
+import { check } from './check.js';
 import pg from 'pg';
 import { Bench } from 'tinybench';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +27,7 @@ async function enqueueCost(pool: pg.Pool, dataDir: string): Promise<void> {
   const p = new TracePipeline({ pool, dataDir, settings: traceSettings({ buffer_capacity: 10_000_000, batch_size: 100_000 }) });
   const t = sampleTrace();
   p.record(t);
-  console.assert(p.metrics.bufferDepth === 1, 'record() buffers');
+  check(p.metrics.bufferDepth === 1, 'record() buffers');
   const bench = new Bench({ time: 500 });
   bench.add('TracePipeline.record()', () => p.record(t));
   await bench.run();
@@ -45,7 +46,7 @@ async function rawCopy(pool: pg.Pool, org: string, batchSize: number, idempotent
   for (let i = 0; i < rows.length; i += batchSize) await writeBatch(pool, parts, rows.slice(i, i + batchSize), idempotent);
   const ms = performance.now() - t0;
   const c = await countRows(pool, 'organization_id = $1', [org]);
-  console.assert(c.rows === ROWS && c.distinct === ROWS, `${org}: ${c.rows} rows`);
+  check(c.rows === ROWS && c.distinct === ROWS, `${org}: ${c.rows} rows`);
   console.log(`copy ${idempotent ? 'staging+ON CONFLICT' : 'direct             '} batch ${String(batchSize).padStart(5)}: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`);
 }
 
@@ -62,8 +63,8 @@ async function endToEnd(pool: pg.Pool, dataDir: string, org: string, batchSize: 
   await p.close();
   const ms = performance.now() - t0;
   const c = await countRows(pool, 'organization_id = $1', [org]);
-  console.assert(c.rows === ROWS && c.distinct === ROWS, `${org}: ${c.rows} rows`);
-  console.assert(p.metrics.rowsSpooled === 0, 'nothing spilled');
+  check(c.rows === ROWS && c.distinct === ROWS, `${org}: ${c.rows} rows`);
+  check(p.metrics.rowsSpooled === 0, 'nothing spilled');
   console.log(`pipeline record()->COPY batch ${String(batchSize).padStart(5)}: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} traces/s (spooled ${p.metrics.rowsSpooled})`);
 }
 
