@@ -1,7 +1,8 @@
 // The Responses API end to end with the official openai SDK: the translated
 // path (an OpenAI-compatible chat upstream without a Responses API, and the
-// demo mock-echo), conversation state through previous_response_id, retrieve
-// and delete, and another organisation's id.
+// demo mock-echo), routing (auto, rule aliases, explicit ids), the dry run,
+// 401 for bad keys, conversation state through previous_response_id,
+// retrieve and delete, and another organisation's id.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -11,6 +12,8 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { call } from './helpers/management.js';
+import { createKey, revokeKey } from '../src/store/api-keys-repo.js';
 
 after(stopTestPostgres);
 
@@ -27,10 +30,114 @@ for (const http of HTTP_KINDS) {
     before(async () => {
       mock = await startOpenAIMock();
       gw = await startGateway({ http, config: oneUpstreamConfig(mock.url), env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY } });
-      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('acme'), maxRetries: 0 });
+      acmeKey = await gw.key('acme');
+      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: acmeKey, maxRetries: 0 });
       other = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('beta'), maxRetries: 0 });
     });
     after(async () => { await gw.close(); await mock.close(); });
+
+    let acmeKey: string;
+    /** `key` null: no authorization header. */
+    const post = (body: object, headers: Record<string, string> = {}, key: string | null = acmeKey) =>
+      call(gw.url, key ?? undefined, 'POST', '/v1/responses', body, headers);
+
+    test('routing: auto picks by size, a rule alias is pinned (route_reason rule:<name>), an explicit id bypasses rules', async () => {
+      mock.replay = undefined;
+      const trace = { 'gateway-trace': 'true' };
+      const short = await post({ model: 'auto', input: 'hi' }, trace);
+      assert.equal(short.status, 200, short.text);
+      assert.equal(short.body.model, 'up-small', 'the cheapest model that fits');
+      assert.equal(short.body.gateway.route_reason, 'default');
+      assert.equal(mock.requests.at(-1)!.body.model, 'up-small');
+      const long = await post({ model: 'auto', input: 'word '.repeat(100) }, trace);
+      assert.equal(long.body.model, 'up-model', 'up-small\'s context window cannot hold it');
+      assert.equal(mock.requests.at(-1)!.body.model, 'up-model');
+
+      const rule = async (name: string, requested: string, model: string) => {
+        const r = await call(gw.url, acmeKey, 'POST', '/v1/routes', { name, action_kind: 'pin', match: { requested_model: requested }, action: { provider: 'up', model } });
+        assert.equal(r.status, 201, r.text);
+        return r.body.id as string;
+      };
+      const ids = [await rule('resp-team', 'team-model', 'up-model'), await rule('resp-bypass', 'up-small', 'up-model')];
+      try {
+        const pinned = await post({ model: 'team-model', input: 'pinned please', stream: false }, trace);
+        assert.equal(pinned.status, 200, pinned.text);
+        assert.equal(pinned.body.model, 'up-model');
+        assert.equal(pinned.body.gateway.route_reason, 'rule:resp-team');
+        assert.equal(mock.requests.at(-1)!.body.model, 'up-model');
+        const t = await gw.traces.waitFor(pinned.headers.get('x-request-id')!);
+        assert.equal(t.route_reason, 'rule:resp-team');
+        assert.equal(t.requested_model, 'team-model');
+        assert.equal(t.model, 'up-model');
+        // Streamed, the block rides on response.completed.
+        const s = client.responses.stream({ model: 'team-model', input: 'streamed' }, { headers: trace });
+        for await (const _ of s) { /* drain */ }
+        const final: any = await s.finalResponse();
+        assert.equal(final.model, 'up-model');
+        assert.equal(final.gateway.route_reason, 'rule:resp-team');
+
+        const explicit = await post({ model: 'up-small', input: 'explicit' }, trace);
+        assert.equal(explicit.body.model, 'up-small', 'a rule naming a model id does not apply to it');
+        assert.equal(explicit.body.gateway.route_reason, 'default');
+        assert.equal(mock.requests.at(-1)!.body.model, 'up-small');
+      } finally {
+        for (const id of ids) assert.equal((await call(gw.url, acmeKey, 'DELETE', `/v1/routes/${id}`)).status, 204);
+      }
+    });
+
+    test('Gateway-Dry-Run: the resolution as JSON, and the upstream receives nothing', async () => {
+      const before = mock.requests.length;
+      for (const body of [{ model: 'up-alias', input: 'x'.repeat(400) }, { model: 'auto', input: 'hi', stream: true, max_output_tokens: 20, instructions: 'Be brief.' }]) {
+        const r = await post(body, { 'gateway-dry-run': 'true' });
+        assert.equal(r.status, 200, r.text);
+        assert.match(r.headers.get('content-type')!, /application\/json/);
+        assert.equal(r.body.object, 'route.resolution');
+        assert.equal(r.body.requested_model, body.model);
+        assert.equal(r.body.provider, 'up');
+        assert.equal(r.body.model, body.model === 'auto' ? 'up-small' : 'up-model');
+        assert.equal(r.body.route_reason, 'default');
+        assert.ok(r.body.estimated_prompt_tokens > 0);
+        assert.ok(r.body.estimated_cost_usd > 0);
+        if ('max_output_tokens' in body) assert.equal(r.body.estimated_completion_tokens, 20);
+        const t = await gw.traces.waitFor(r.headers.get('x-request-id')!);
+        assert.equal(t.dry_run, true);
+        assert.equal(t.endpoint, 'responses');
+      }
+      await new Promise((ok) => setTimeout(ok, 100));
+      assert.equal(mock.requests.length, before, 'no upstream request for a dry run');
+      const off = await post({ model: 'up-model', input: 'real' }, { 'gateway-dry-run': 'false' });
+      assert.equal(off.body.object, 'response', 'Gateway-Dry-Run: false calls the upstream');
+      assert.equal(mock.requests.length, before + 1);
+    });
+
+    test('a missing, unknown or revoked key is 401 unauthorized in JSON, before any upstream call', async () => {
+      const before = mock.requests.length;
+      const expect401 = (r: Awaited<ReturnType<typeof post>>, label: string) => {
+        assert.equal(r.status, 401, `${label}: ${r.text}`);
+        assert.equal(r.body.error.code, 'unauthorized', label);
+        assert.equal(r.body.error.type, 'authentication_error', label);
+        assert.match(r.body.request_id, /^req_/, label);
+      };
+      for (const key of [null, 'sk-sluice-unknown']) {
+        expect401(await post({ model: 'up-model', input: 'x' }, {}, key), `create ${key}`);
+        expect401(await call(gw.url, key ?? undefined, 'GET', '/v1/responses/resp_x'), `get ${key}`);
+        expect401(await call(gw.url, key ?? undefined, 'DELETE', '/v1/responses/resp_x'), `delete ${key}`);
+      }
+      assert.equal(mock.requests.length, before, 'nothing reached the upstream');
+      const k = await createKey(gw.app.services.pool, 'acme', 'doomed', 'user');
+      assert.equal((await post({ model: 'up-model', input: 'x' }, {}, k.key)).status, 200);
+      assert.ok(await revokeKey(gw.app.services.pool, k.id));
+      const revokedAt = Date.now();
+      for (;;) {
+        const n = mock.requests.length;
+        const r = await post({ model: 'up-model', input: 'x' }, {}, k.key);
+        if (r.status === 401) { expect401(r, 'revoked'); assert.equal(mock.requests.length, n); break; }
+        assert.ok(Date.now() - revokedAt < 2_000, 'revocation must take effect within the cache TTL');
+        await new Promise((ok) => setTimeout(ok, 50));
+      }
+      const sdk = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: k.key, maxRetries: 0 });
+      await assert.rejects(sdk.responses.create({ model: 'up-model', input: 'x' }), OpenAI.AuthenticationError);
+    });
 
     test('string input: a response object with output_text, usage and the request settings echoed', async () => {
       mock.replay = undefined;
