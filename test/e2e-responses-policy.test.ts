@@ -123,6 +123,10 @@ describe('responses API: policy and storage', () => {
     const row = await stored(body.id);
     assert.ok(row, 'stored');
     assert.ok(!JSON.stringify(row.input).includes('alice@example.com'));
+    // The response echoes the instructions as the upstream saw them, so neither the caller's copy nor the stored one holds the value.
+    assert.match(body.instructions, /^Operator is \[EMAIL_\d\]$/);
+    const kept = (await gw.app.services.pool.query('SELECT response FROM responses WHERE id = $1', [body.id])).rows[0].response;
+    assert.equal(kept.instructions, body.instructions);
   });
 
   test('DLP on the native path: the input text and the instructions reach the upstream redacted', async () => {

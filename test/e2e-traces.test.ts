@@ -28,10 +28,16 @@ describe('traces end to end', () => {
       env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY, SLUICE_PAYLOAD_SECRET: 'x'.repeat(40) },
       config: {
         traces: { batch_age_ms: 50, payload_url: { ttl_seconds: 1 } },
-        providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV } },
-        models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } }],
+        providers: {
+          up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
+          nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
+        },
+        models: [
+          { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+          { id: 'nat-model', provider: 'nat', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+        ],
         organizations: [
-          { id: 'acme', models: ['up-model', 'mock-echo'], store_payloads: true, policy: { dlp: { detectors: ['email'] }, shield: { builtin: false } } },
+          { id: 'acme', models: ['up-model', 'nat-model', 'mock-echo'], store_payloads: true, policy: { dlp: { detectors: ['email'] }, shield: { builtin: false } } },
           { id: 'beta', models: ['mock-echo'] },
         ],
       },
@@ -87,6 +93,36 @@ describe('traces end to end', () => {
     assert.ok(!JSON.stringify(payload).includes('dan@example.com'), 'what DLP removed is never stored');
     assert.match(JSON.stringify(payload.request), /\[EMAIL_1\]/);
     assert.equal(payload.response.choices[0].message.content, 'write to [EMAIL_1]');
+  });
+
+  test('Responses: the payload archive holds the request as sent upstream (after DLP) and the response, both paths, JSON and stream', async () => {
+    for (const model of ['up-model', 'nat-model']) {
+      for (const stream of [false, true]) {
+        const label = `${model} stream=${stream}`;
+        const res = await fetch(`${gw.url}/v1/responses`, {
+          method: 'POST', headers: { authorization: `Bearer ${acme}` },
+          body: JSON.stringify({ model, instructions: 'Operator ed@example.com', input: 'write to dan@example.com', stream }),
+        });
+        assert.equal(res.status, 200, label);
+        const answer = stream ? JSON.parse((await readSse(res)).at(-1)!.split('\ndata: ')[1]!).response : await res.json();
+        const t = await readTrace(res.headers.get('x-request-id')!);
+        assert.equal(t.endpoint, 'responses', label);
+        assert.match(t.payload_url ?? '', /\/v1\/payloads\//, label);
+        const payload: any = await (await fetch(t.payload_url)).json();
+        const sent = mock.requests.at(-1)!.body;
+        assert.ok(!JSON.stringify(payload).includes('@example.com'), `${label}: what DLP removed is never stored`);
+        assert.deepEqual(payload.request, sent, `${label}: the request as the upstream received it`);
+        if (model === 'up-model') {
+          assert.deepEqual(payload.request.messages, [{ role: 'system', content: 'Operator [EMAIL_1]' }, { role: 'user', content: 'write to [EMAIL_2]' }], label);
+        } else {
+          assert.equal(payload.request.instructions, 'Operator [EMAIL_1]', label);
+          assert.equal(payload.request.input, 'write to [EMAIL_2]', label);
+        }
+        assert.equal(payload.response.id, answer.id, label);
+        assert.equal(payload.response.object, 'response', label);
+        assert.equal(payload.response.output.at(-1).content[0].text, 'write to [EMAIL_2]', label);
+      }
+    }
   });
 
   test('signed links: each read mints a fresh one; tampered and expired links are 403', async () => {

@@ -35,7 +35,10 @@ async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> 
 
 function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; ids: ItemIds } {
   const hex = ctx.requestId.slice(4);
-  return { shell: responseShell(`resp_${hex}`, Math.floor(ctx.startedEpoch / 1000), p.route.entry.id, p.req, p.store), ids: new ItemIds(hex) };
+  // The instructions echoed are those the upstream saw, as a native upstream echoes them: the response is
+  // stored and archived, and what DLP removed must not come back into either through the echo.
+  const req = { ...p.req, instructions: p.instructions };
+  return { shell: responseShell(`resp_${hex}`, Math.floor(ctx.startedEpoch / 1000), p.route.entry.id, req, p.store), ids: new ItemIds(hex) };
 }
 
 export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
