@@ -85,6 +85,24 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('the prompt estimate counts the conversation behind previous_response_id: auto skips a model too small for it', async () => {
+      mock.replay = undefined;
+      const first = await client.responses.create({ model: 'up-model', input: 'word '.repeat(60) });
+      const next = { model: 'auto', input: 'go on', previous_response_id: first.id };
+      const dry = await post(next, { 'gateway-dry-run': 'true' });
+      assert.equal(dry.status, 200, dry.text);
+      assert.ok(dry.body.estimated_prompt_tokens > 150, `two turns of 300 characters: ${dry.body.estimated_prompt_tokens}`);
+      assert.equal(dry.body.model, 'up-model');
+      assert.ok(dry.body.candidates.some((c: any) => c.model === 'up-small' && !c.fits), 'up-small cannot hold the conversation');
+      const r = await post(next, { 'gateway-trace': 'true' });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.model, 'up-model');
+      assert.equal(mock.requests.at(-1)!.body.model, 'up-model');
+      assert.equal(mock.requests.at(-1)!.body.messages.length, 3, 'the whole conversation went upstream');
+      // Without the conversation the same input fits the small model.
+      assert.equal((await post({ model: 'auto', input: 'go on' }, { 'gateway-dry-run': 'true' })).body.model, 'up-small');
+    });
+
     test('Gateway-Dry-Run: the resolution as JSON, and the upstream receives nothing', async () => {
       const before = mock.requests.length;
       for (const body of [{ model: 'up-alias', input: 'x'.repeat(400) }, { model: 'auto', input: 'hi', stream: true, max_output_tokens: 20, instructions: 'Be brief.' }]) {

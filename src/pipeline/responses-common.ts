@@ -3,6 +3,7 @@
 import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { Resolution } from '../routing/resolve-chat.js';
+import type { StoredResponse } from '../responses/store.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
 import type { OutputMode } from '../policy/types.js';
 import type { RequestContext } from './request-context.js';
@@ -14,6 +15,8 @@ export interface Prepared {
   /** The input items and instructions as the upstream may see them (after DLP). */
   items: Item[];
   instructions: string | undefined;
+  /** The stored conversation behind previous_response_id, oldest first, when it was found (the paths check again when not). */
+  chain: StoredResponse[] | undefined;
   route: Resolution;
   org: string;
   mode: OutputMode;

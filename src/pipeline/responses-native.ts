@@ -37,11 +37,11 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<Json> {
   const prev = p.req.previous_response_id;
   if (prev) {
     // The ownership check: the upstream holds every organisation's responses under the gateway's one credential.
-    const row = await svc.responses.get(p.org, prev);
+    const row = p.chain?.at(-1) ?? await svc.responses.get(p.org, prev);
     if (!row) throw new GatewayError('not_found', `No stored response "${prev}" for this organisation.`, { param: 'previous_response_id' });
     if (!row.native || row.provider !== p.route.entry.provider) {
       delete body.previous_response_id;
-      body.input = [...replayable(chainItems(await loadChain(svc, p.org, prev))), ...p.items];
+      body.input = [...replayable(chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
     }
   }
   return body;

@@ -26,7 +26,8 @@ import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
-  const history = p.req.previous_response_id ? chainItems(await loadChain(svc, p.org, p.req.previous_response_id)) : [];
+  const prev = p.req.previous_response_id;
+  const history = prev ? chainItems(p.chain ?? await loadChain(svc, p.org, prev)) : [];
   const items = await resolveReferences(svc, p.org, p.items);
   const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
   messages.push(...itemsToMessages(history, () => 'previous_response_id'), ...itemsToMessages(items, (i) => `input.${i}`));

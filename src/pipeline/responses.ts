@@ -1,4 +1,5 @@
-// POST /v1/responses, as stages: authenticate, read body, resolve route, guard
+// POST /v1/responses, as stages: authenticate, read body, read the conversation
+// behind previous_response_id (its size counts for limits and routing), resolve route, guard
 // input (instructions and every input item's texts, tool outputs included),
 // (dry run), then the native path for providers with a Responses API or the
 // translated path through the chat adapters for every other.
@@ -13,6 +14,7 @@ import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
+import { chainItems } from './responses-conversation.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
@@ -26,8 +28,13 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
 
   const input = { instructions: r.instructions, items: r.input };
   const texts = collectInputTexts(input);
+  // The conversation behind previous_response_id is prompt too (the upstream reads all of it, on either path),
+  // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.
+  const chain = r.previous_response_id ? await svc.responses.chain(org, r.previous_response_id) : undefined;
+  const history = chain ? chainItems(chain) : [];
+  const counted = [...texts, ...collectInputTexts({ instructions: undefined, items: history })];
   // The same estimate as chat's: about four characters a token, plus framing per item.
-  const promptTokens = Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4) + 4 * r.input.length + 2;
+  const promptTokens = Math.ceil(counted.reduce((n, t) => n + t.length, 0) / 4) + 4 * (r.input.length + history.length) + 2;
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
@@ -48,7 +55,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param: 'include' });
   }
   const p: Prepared = {
-    req: r, items: guarded.items, instructions: guarded.instructions, route, org, mode,
+    req: r, items: guarded.items, instructions: guarded.instructions, chain, route, org, mode,
     wantBlock: headerIsTrue(req.headers['gateway-trace']), store: storingAllowed(svc, org, r.store),
   };
   return native ? nativeResponse(svc, ctx, res, p) : translatedResponse(svc, ctx, res, p);
