@@ -4,10 +4,12 @@
 // natively (function calls and their outputs included); a chain begun on a
 // translated provider is replayed in full. Storing off reaches the upstream as
 // store: false, and an upstream id colliding across organisations overwrites
-// nothing.
+// nothing. responses.parse works with a zod schema.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { z } from 'zod';
+import { zodTextFormat } from 'openai/helpers/zod';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -142,6 +144,21 @@ for (const http of HTTP_KINDS) {
         model: 'nat-model', previous_response_id: final.id, input: [{ type: 'function_call_output', call_id: call.type === 'function_call' ? call.call_id : '', output: 'sunny' }],
       });
       assert.equal(next.output_text, 'Tool said: sunny');
+    });
+
+    test('responses.parse with a zod schema: text.format reaches the upstream as sent, output_parsed is the parsed answer', async () => {
+      const Person = z.object({ name: z.string(), age: z.number() });
+      const format = zodTextFormat(Person, 'person');
+      // The mock echoes the input, so the answer is this JSON.
+      const r = await client.responses.parse({ model: 'nat-alias', input: '{"name":"Ada","age":36}', text: { format } });
+      assert.deepEqual(r.output_parsed, { name: 'Ada', age: 36 });
+      assert.equal(r.model, 'nat-model');
+      const sent = mock.requests.at(-1)!;
+      assert.ok(sent.url.endsWith('/v1/responses'));
+      assert.equal(sent.body.text.format.type, 'json_schema');
+      assert.equal(sent.body.text.format.name, 'person');
+      assert.equal(sent.body.text.format.strict, true);
+      assert.deepEqual(sent.body.text.format.schema, JSON.parse(JSON.stringify(format.schema)));
     });
 
     test('storing off (per request or per organisation) sends store: false upstream, so the upstream keeps nothing either', async () => {
