@@ -35,20 +35,28 @@ let page: Page;
 let admin: string;
 let user: string;
 let otherAdmin: string;
+let vaultAdmin: string;
 const pageErrors: string[] = [];
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   gw = await startGateway({
     realTraces: true,
+    env: { SLUICE_PAYLOAD_SECRET: 'console-test-payload-secret-'.padEnd(40, 'x') },
     config: {
       auth: { cache_ttl_ms: 500 },
-      organizations: [{ id: 'demo', models: ['mock-echo'] }, { id: 'other', models: ['mock-echo'] }],
+      organizations: [
+        { id: 'demo', models: ['mock-echo'] },
+        { id: 'other', models: ['mock-echo'] },
+        // Stores payloads after DLP, for the payload archive; kept apart so the demo organisation's costs and counts stay as asserted.
+        { id: 'vault', models: ['mock-echo'], store_payloads: true, policy: { dlp: { detectors: ['email'] }, shield: { builtin: false } } },
+      ],
     },
   });
   admin = await gw.key('demo', 'admin');
   user = await gw.key('demo', 'user');
   otherAdmin = await gw.key('other', 'admin');
+  vaultAdmin = await gw.key('vault', 'admin');
   browser = await puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
@@ -411,6 +419,119 @@ test('a revoked or wrong key in the session is sent back to sign-in', async () =
   assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the refused key is forgotten');
   assert.match(await text('.error'), /Sign in again/);
   await shot('sign-in');
+});
+
+/** Presses Tab until the focused element matches `selector`, as a keyboard user would. */
+async function tabTo(selector: string, max = 40): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate((s) => !!document.activeElement?.matches(s), selector)) return;
+  }
+  assert.fail(`${max} presses of Tab never reached ${selector}`);
+}
+
+/** The focused element, and whether it draws a focus ring (an outline, or a box-shadow in its place). */
+const focused = () => page.evaluate(() => {
+  const e = document.activeElement;
+  const s = getComputedStyle(e);
+  const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+  return { what: `${e.tagName.toLowerCase()}${e.name ? `[name=${e.name}]` : ''} ${(e.textContent ?? '').trim().slice(0, 30)}`, ring, visible: e.matches(':focus-visible') };
+});
+
+test('keyboard only: sign in, move between pages, create a key; every focused control shows a ring', async () => {
+  await page.goto(`${gw.url}/ui`, { waitUntil: 'networkidle0' });
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload({ waitUntil: 'networkidle0' });
+  await tabTo('input[name=api-key]');
+  await page.keyboard.type(vaultAdmin);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('nav');
+
+  await tabTo('nav a[href="#/traces"]');
+  const link = await focused();
+  assert.ok(link.visible && link.ring, `a nav link focused from the keyboard shows a ring: ${JSON.stringify(link)}`);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('nav a[href="#/traces"][aria-current=page]');
+  await page.waitForSelector('form.filters');
+  await tabTo('nav a[href="#/keys"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('nav a[href="#/keys"][aria-current=page]');
+  await page.waitForSelector('tr[data-key-id]');
+
+  // Walk the whole Keys page: no control may take focus without showing it.
+  const seen: string[] = [];
+  const ringless: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    await page.keyboard.press('Tab');
+    const f = await focused();
+    // Past the last control focus leaves the page (the body); the walk is done.
+    if (f.what.startsWith('body') || seen.includes(f.what)) break;
+    seen.push(f.what);
+    if (!f.ring) ringless.push(f.what);
+  }
+  assert.ok(seen.length > 8, `Tab reached the page's controls: ${seen.join(' | ')}`);
+  assert.deepEqual(ringless, [], 'controls focused without a visible ring');
+
+  // The primary action, by keyboard: name the key and press Enter.
+  await tabTo('input[name=name]');
+  await page.keyboard.type('keyboard-made');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=new-secret]');
+  assert.match(await text('[data-testid=new-secret]'), /^sk-sluice-/);
+  await page.waitForFunction(() => document.querySelector('table')?.textContent?.includes('keyboard-made'));
+  const made = (await call(gw.url, vaultAdmin, 'GET', '/v1/api-keys')).body.data.find((k: any) => k.name === 'keyboard-made');
+  assert.equal(made?.role, 'user', 'made in the signed-in organisation, with the default role');
+  await tabTo('.secret .row button:last-of-type');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=new-secret]'));
+});
+
+test('an organisation with no routes or traces: the empty pages say what to do', async () => {
+  await go('/routes');
+  await page.waitForSelector('.empty');
+  assert.match(await text('.empty'), /No routing rules.*Add a rule below/s);
+  await shot('routes-empty');
+  await go('/traces');
+  await page.waitForSelector('.empty');
+  assert.match(await text('.empty'), /No traces yet.*Try the Playground/s);
+  await shot('traces-empty');
+});
+
+test('API failures say what to do next, and Retry recovers', async () => {
+  const errorsBefore = pageErrors.length;
+  let failing = true;
+  // The page's own requests are answered here: a 503 from the gateway for the routes, no gateway at all for the keys.
+  const onRequest = (req: any) => {
+    const path = new URL(req.url()).pathname;
+    if (failing && path === '/v1/routes') {
+      return void req.respond({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'auth_unavailable', type: 'gateway_error', message: 'API keys cannot be checked right now; retry shortly.', param: null } }) });
+    }
+    if (failing && path === '/v1/api-keys') return void req.abort('connectionrefused');
+    void req.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  try {
+    await go('/routes');
+    await page.waitForSelector('.error');
+    assert.match(await text('.error'), /503 auth_unavailable.*retry shortly.*Check that Postgres is up, then retry/s);
+    await shot('routes-error');
+    await go('/keys');
+    await page.waitForSelector('.error');
+    assert.match(await text('.error'), /Network error.*Check that sluice is running, then retry/s);
+    await shot('keys-error');
+    failing = false;
+    await page.click('.error button::-p-text(Retry)');
+    await page.waitForSelector('tr[data-key-id]');
+    await go('/routes');
+    await page.waitForSelector('.empty');
+  } finally {
+    page.off('request', onRequest);
+    await page.setRequestInterception(false);
+  }
+  // Chromium logs each of those failed loads as a console error; they were this test's doing.
+  const mine = pageErrors.splice(errorsBefore);
+  pageErrors.push(...mine.filter((e) => !/status of 503|net::ERR_CONNECTION_REFUSED|net::ERR_FAILED/.test(e)));
 });
 
 test('no script errors and no CSP violations on any page', () => {
