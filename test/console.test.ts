@@ -403,7 +403,7 @@ test("another organisation's data never appears", async () => {
   assert.ok(!html.includes(theirId), "the other organisation's trace is not listed");
   await go(`/traces/${theirId}`);
   await page.waitForSelector('.error');
-  assert.match(await text('.error'), /404/);
+  assert.match(await text('.error'), /404 not_found.*find the request in the Traces list/s, 'a missing trace says where to look');
   await go('/keys');
   await page.waitForSelector('tr[data-key-id]');
   const keysHtml = await page.content();
@@ -532,6 +532,29 @@ test('API failures say what to do next, and Retry recovers', async () => {
   // Chromium logs each of those failed loads as a console error; they were this test's doing.
   const mine = pageErrors.splice(errorsBefore);
   pageErrors.push(...mine.filter((e) => !/status of 503|net::ERR_CONNECTION_REFUSED|net::ERR_FAILED/.test(e)));
+});
+
+test('a trace detail shows the payload archive: the request as sent upstream, after DLP, and the response', async () => {
+  await go('/playground');
+  await page.waitForFunction(() => [...document.querySelectorAll('select[name=model] option')].some((o: any) => o.value === 'mock-echo'));
+  await page.select('select[name=model]', 'mock-echo');
+  await page.$eval('textarea[name=message]', (e) => { (e as HTMLTextAreaElement).value = ''; });
+  await page.type('textarea[name=message]', 'write to dan@example.com today');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-testid=gateway] [data-field=request_id]');
+  assert.equal(await text('[data-testid=gateway] [data-field=redactions]'), '1');
+  const id = await text('[data-testid=gateway] [data-field=request_id]');
+  // Straight from the answer to its trace, as a person would, without waiting for the writer first.
+  await page.click('[data-testid=gateway] [data-field=request_id] a');
+  await page.waitForSelector('[data-testid=payload-request]', { timeout: 10_000 });
+  assert.equal(await text('[data-field=request_id]'), id);
+  assert.equal(await text('[data-field=redactions]'), '1');
+  const sent = await text('[data-testid=payload-request]');
+  const answer = await text('[data-testid=payload-response]');
+  assert.match(sent, /"content": "write to \[EMAIL_1\] today"/, 'the request as sent upstream, after redaction');
+  assert.match(answer, /write to \[EMAIL_1\] today/, 'the response');
+  assert.ok(!(await page.content()).includes('dan@example.com'), 'what DLP removed is never shown');
+  await shot('trace-payload');
 });
 
 test('no script errors and no CSP violations on any page', () => {

@@ -1,7 +1,7 @@
 // Traces: the newest first with filters and cursor paging, refreshed live on
 // the first page; a trace's detail shows every field and the payload archive.
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from './api.js';
+import { api, ApiError, qs } from './api.js';
 import { int, ms, time, usd } from './format.js';
 import { Empty, ErrorBox, Loading, useLoad } from './ui.js';
 
@@ -70,17 +70,41 @@ export function Traces() {
   );
 }
 
+interface Payload { request?: unknown; response?: unknown }
+
+const json = (v: unknown): string => JSON.stringify(v, null, 2);
+
+/**
+ * One trace by id. The writer stores a trace within about a second of its response, so a link
+ * followed at once (the playground's request_id) can arrive first: a 404 is retried for a few seconds.
+ */
+async function loadTrace(id: string): Promise<Trace> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    try {
+      return await api<Trace>('GET', `/v1/traces/${encodeURIComponent(id)}`);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404) || Date.now() > deadline) throw err;
+    }
+    await new Promise((ok) => setTimeout(ok, 250));
+  }
+}
+
 export function TraceDetail({ id }: { id: string }) {
-  const trace = useLoad(() => api<Trace>('GET', `/v1/traces/${encodeURIComponent(id)}`), [id]);
+  const trace = useLoad(() => loadTrace(id), [id]);
   const payload = useLoad(async () => {
     const url = trace.data?.payload_url;
     if (!url) return undefined;
     // The signed link is the credential: no bearer key is sent with it.
     const res = await fetch(url);
     if (!res.ok) throw new Error(`The payload link answered ${res.status}; reload the trace for a fresh link.`);
-    return JSON.stringify(await res.json(), null, 2);
+    return (await res.json()) as Payload;
   }, [trace.data]);
-  if (trace.error) return <ErrorBox error={trace.error} retry={trace.reload} />;
+  if (trace.error) {
+    const missing = trace.error instanceof ApiError && trace.error.status === 404;
+    return <ErrorBox error={trace.error} retry={trace.reload}
+      hint={missing ? 'Only your organisation\'s traces are shown, for traces.retention_days. Check the id, or find the request in the Traces list.' : undefined} />;
+  }
   if (!trace.data) return <Loading />;
   const t = trace.data;
   return (
@@ -91,7 +115,12 @@ export function TraceDetail({ id }: { id: string }) {
       ))}</dl>
       <h2>Payload</h2>
       {!t.payload_url ? <p class="muted">No payload archive: this organisation does not store payloads (<code>store_payloads</code> in the config).</p>
-        : payload.error ? <ErrorBox error={payload.error} retry={payload.reload} /> : payload.data ? <pre class="code">{payload.data}</pre> : <Loading />}
+        : payload.error ? <ErrorBox error={payload.error} retry={payload.reload} /> : !payload.data ? <Loading /> : (
+          <div class="two">
+            <section class="card"><h3>Request, as sent upstream (after redaction)</h3><pre class="code" data-testid="payload-request">{json(payload.data.request)}</pre></section>
+            <section class="card"><h3>Response</h3><pre class="code" data-testid="payload-response">{json(payload.data.response)}</pre></section>
+          </div>
+        )}
     </div>
   );
 }

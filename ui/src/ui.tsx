@@ -22,12 +22,13 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { ...state, reload };
 }
 
-export function ErrorBox({ error, retry }: { error: Error; retry?: () => void }) {
-  const hint = error instanceof ApiError
+/** An error and what to do about it: `hint` replaces the generic advice where the page knows better. */
+export function ErrorBox({ error, retry, hint: given }: { error: Error; retry?: () => void; hint?: string }) {
+  const hint = given ?? (error instanceof ApiError
     ? error.status === 403 ? 'This key is not an admin key. Sign in with an admin key to manage the organisation.'
       : error.status >= 500 ? 'The gateway could not answer. Check that Postgres is up, then retry.'
       : error.param ? `Check the field "${error.param}".` : ''
-    : 'The gateway could not be reached. Check that sluice is running, then retry.';
+    : 'The gateway could not be reached. Check that sluice is running, then retry.');
   return (
     <div class="error" role="alert">
       <strong>{error instanceof ApiError ? `${error.status} ${error.code}` : 'Network error'}:</strong> {error.message}
