@@ -557,6 +557,32 @@ test('a trace detail shows the payload archive: the request as sent upstream, af
   await shot('trace-payload');
 });
 
+test('the playground streams a Responses request and shows its text and the gateway block', async () => {
+  await go('/playground');
+  await page.waitForSelector('select[name=api]');
+  await page.select('select[name=api]', 'responses');
+  await page.waitForFunction(() => [...document.querySelectorAll('select[name=model] option')].some((o: any) => o.value === 'mock-echo'));
+  await page.select('select[name=model]', 'mock-echo');
+  assert.equal(await page.$eval('input[name=stream]', (e: any) => e.checked), true, 'streaming is on for Responses too');
+  await page.$eval('textarea[name=message]', (e) => { (e as HTMLTextAreaElement).value = ''; });
+  await page.type('textarea[name=message]', 'responses say hello');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-testid=gateway] [data-field=request_id]');
+  assert.match(await text('[data-testid=answer]'), /responses say hello/);
+  assert.equal(await text('[data-testid=gateway] [data-field=model]'), 'mock-echo');
+  const id = await text('[data-testid=gateway] [data-field=request_id]');
+  await shot('playground-responses');
+  let trace: any;
+  for (let i = 0; i < 50 && !trace; i++) {
+    const r = await call(gw.url, vaultAdmin, 'GET', `/v1/traces/${id}`);
+    if (r.status === 200) trace = r.body; else await sleep(100);
+  }
+  assert.ok(trace, 'trace stored');
+  assert.equal(trace.endpoint, 'responses');
+  assert.equal(trace.streamed, true, 'the page asked for a stream');
+  assert.equal(await text('[data-testid=gateway] [data-field=cost_usd]'), `$${trace.cost_usd.toPrecision(3)}`);
+});
+
 test('no script errors and no CSP violations on any page', () => {
   assert.deepEqual(pageErrors, []);
 });

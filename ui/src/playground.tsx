@@ -1,6 +1,6 @@
-// Playground: a chat request (streamed or not) with Gateway-Trace: true, so
-// the answer ends with the gateway block; the Responses API too when the
-// gateway serves /v1/responses.
+// Playground: a chat or, when the gateway serves /v1/responses, a Responses
+// request (either streamed or not) with Gateway-Trace: true, so the answer
+// ends with the gateway block.
 import { useState } from 'preact/hooks';
 import { api, request, toError } from './api.js';
 import { usd } from './format.js';
@@ -52,11 +52,21 @@ export function Playground() {
     setOut(''); setGateway(undefined); setError(undefined); setBusy(true);
     try {
       if (kind === 'responses') {
-        const res = await request('POST', '/v1/responses', { model: chosen, input: text }, { 'gateway-trace': 'true' });
+        const res = await request('POST', '/v1/responses', { model: chosen, input: text, stream }, { 'gateway-trace': 'true' });
         if (!res.ok) throw await toError(res);
-        const body = (await res.json()) as { output_text?: string; gateway?: Gateway };
-        setOut(body.output_text ?? JSON.stringify(body, null, 2));
-        setGateway(body.gateway);
+        if (!stream) {
+          const body = (await res.json()) as { output_text?: string; gateway?: Gateway };
+          setOut(body.output_text ?? JSON.stringify(body, null, 2));
+          setGateway(body.gateway);
+          return;
+        }
+        // Typed events: the text arrives as output_text deltas, the gateway block on the final response object.
+        let acc = '';
+        await readSse(res, (data) => {
+          const ev = JSON.parse(data) as { type: string; delta?: string; response?: { gateway?: Gateway } };
+          if (ev.type === 'response.output_text.delta' && ev.delta) { acc += ev.delta; setOut(acc); }
+          if ((ev.type === 'response.completed' || ev.type === 'response.incomplete') && ev.response?.gateway) setGateway(ev.response.gateway);
+        });
         return;
       }
       const res = await request('POST', '/v1/chat/completions', { model: chosen, stream, messages: [{ role: 'user', content: text }] }, { 'gateway-trace': 'true' });
@@ -93,7 +103,7 @@ export function Playground() {
           {(models.data?.data ?? []).map((m) => <option key={m.id} value={m.id} disabled={!m.configured}>{m.id}{m.configured ? '' : ' (no credential)'}</option>)}
         </select></label>
         <label>Message<textarea name="message" rows={4} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} /></label>
-        {kind === 'chat' && <label class="inline"><input type="checkbox" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} /> Stream</label>}
+        <label class="inline"><input name="stream" type="checkbox" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} /> Stream</label>
         <button type="submit" disabled={busy}>{busy ? 'Sending…' : 'Send'}</button>
       </form>
       {models.error && <ErrorBox error={models.error} retry={models.reload} />}
