@@ -1,10 +1,13 @@
 // The limits stage on the hot path (target: in process ≤ 2 µs a request):
 // admit with no limits (a branch), admit against rpm + tpm + a budget for the
-// organisation in process, and the same through Redis (one EVALSHA round trip;
-// set REDIS_URL). Each case is checked for the right answer before it is timed.
+// organisation in process, the same from a gateway thread of several (the
+// store on another thread, one message each way), and through Redis (one
+// EVALSHA round trip; set REDIS_URL). Each case is checked for the right
+// answer before it is timed.
 //
 //   npx tsc -p tsconfig.json && REDIS_URL=redis://127.0.0.1:6379 node dist/bench/limiter.js
 import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { Bench } from 'tinybench';
@@ -13,7 +16,8 @@ import { admit, settle, type Admission } from '../src/limits/gate.js';
 import { Limits } from '../src/limits/limits.js';
 import { LocalStore } from '../src/limits/local-store.js';
 import { RedisStore } from '../src/limits/redis-store.js';
-import type { LimitStore } from '../src/limits/store.js';
+import type { LimitStore, StoreCall } from '../src/limits/store.js';
+import { ThreadStore } from '../src/limits/thread-store.js';
 import type { LimitSpec } from '../src/config/resilience-schema.js';
 
 const HUGE = 1e12;
@@ -43,6 +47,38 @@ bench
   .add('admit, rpm + tpm + budget, in process', () => { admit(local, who, 10); })
   .add('admit + settle, in process', () => { settle(local, admit(local, who, 10) as Admission, 12, 0.0001); });
 
+// The process's store on another thread, as threaded-gateway.ts serves it to its gateway threads.
+const host = new Worker(`
+  const { parentPort } = require('node:worker_threads');
+  Promise.all([import(${JSON.stringify(new URL('../src/limits/local-store.js', import.meta.url).href)}), import(${JSON.stringify(new URL('../src/limits/thread-store.js', import.meta.url).href)})])
+    .then(([{ LocalStore }, { serveStoreCall }]) => {
+      const store = new LocalStore();
+      parentPort.on('message', (m) => {
+        const value = serveStoreCall(store, m.call);
+        if (m.id < 0) return;
+        Promise.resolve(value).then((v) => parentPort.postMessage({ id: m.id, value: v }));
+      });
+      parentPort.postMessage('ready');
+    });
+`, { eval: true });
+await new Promise((ok) => host.once('message', ok));
+const answers = new Map<number, (v: unknown) => void>();
+let nextId = 0;
+host.on('message', (m: { id: number; value: unknown }) => { answers.get(m.id)?.(m.value); answers.delete(m.id); });
+const threaded = limitsOn(new ThreadStore({
+  ask: (call: StoreCall) => new Promise((ok) => { const id = nextId++; answers.set(id, ok); host.postMessage({ id, call }); }),
+  tell: (call: StoreCall) => host.postMessage({ id: -1, call }),
+}), 'bench:');
+const t = await admit(threaded, who, 10);
+assert.ok(t && t.tats.length === 2, 'the shared store admits');
+await admit(threaded, tight, 1);
+await admit(threaded, tight, 1);
+await assert.rejects(async () => admit(threaded, tight, 1), (e) => e instanceof GatewayError && e.code === 'rate_limited');
+bench.add('admit, one of several gateway threads (store on the main thread)', async () => { await admit(threaded, who, 10); });
+bench.add('admit, one of several gateway threads, 32 concurrent, per request', async () => {
+  await Promise.all(Array.from({ length: 32 }, () => admit(threaded, who, 10)));
+});
+
 let redis: Redis | undefined;
 if (process.env.REDIS_URL) {
   redis = new Redis(process.env.REDIS_URL, { enableAutoPipelining: true });
@@ -69,4 +105,5 @@ for (const t of bench.tasks) {
   console.log(`${t.name}: ${(per * 1000).toFixed(2)} µs per request`);
 }
 redis?.disconnect();
+await host.terminate();
 process.exit(0);

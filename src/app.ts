@@ -105,7 +105,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
     const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log) : undefined;
     if (policy) cleanup.unshift(() => policy.close());
-    const limits = await openLimits(config, db.pool, opts.redisUrl, log);
+    // One gateway thread of several counts in the main thread's store, so that limits hold per instance;
+    // alone, it keeps its store here and pays no message.
+    const limits = await openLimits(config, db.pool, opts.redisUrl, log, opts.thread?.limitStore());
     cleanup.unshift(() => limits.close());
     const circuits = new Circuits(config.upstream.circuit);
     exposeCircuitMetrics(metrics, circuits);
@@ -150,6 +152,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       management: {
         async keyRevoked(hash) { await keyCache.revoked(hash); await opts.thread?.announceRevoked(hash); },
         async rulesChanged() { await rules.refresh(); await opts.thread?.announceRulesChanged(); },
+        async limitsChanged() { await limits.limits.refresh(); await opts.thread?.announceLimitsChanged(); },
       },
       policy,
       traces,
@@ -165,7 +168,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
     services.deps = chainDeps(services);
     if (opts.thread) {
-      opts.thread.listen({ keyRevoked: (hash) => auth.invalidate(hash), rulesChanged: () => rules.refresh() });
+      opts.thread.listen({ keyRevoked: (hash) => auth.invalidate(hash), rulesChanged: () => rules.refresh(), limitsChanged: () => limits.limits.refresh() });
       opts.thread.collect = () => metrics.registry.getMetricsAsJSON();
     }
 

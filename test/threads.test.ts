@@ -1,8 +1,10 @@
 // `sluice serve` with two gateway threads on one port: both threads serve,
 // a revocation and a rule change made through one reach the other at once
 // (the cache TTL and the rules poll are set to a minute, so only the threads'
-// own propagation can explain it), every trace lands exactly once through the one
-// writer, and SIGTERM lets the streams of every thread finish.
+// own propagation can explain it), rate limits hold per process, not per
+// thread (no Redis: the main thread's store counts for both), every trace lands
+// exactly once through the one writer, and SIGTERM lets the streams of every
+// thread finish.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +26,24 @@ const fresh = (url: string, key: string, path: string, body?: object, headers: R
 
 const chat = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }] });
 
+const RPM = 10;
+
+/** Requests served so far by each thread, from /metrics. */
+async function servedByThread(url: string, key: string): Promise<number[]> {
+  const text = (await fresh(url, key, '/metrics')).text;
+  return [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)].sort((a, b) => Number(a[1]) - Number(b[1])).map((m) => Number(m[2]));
+}
+
+/** `n` chats, four connections at a time, each on its own connection so both threads take some. */
+async function burst(url: string, key: string, n: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < n; i += 4) {
+    const batch = await Promise.all(Array.from({ length: Math.min(4, n - i) }, () => fresh(url, key, '/v1/chat/completions', chat('up-cheap'))));
+    statuses.push(...batch.map((r) => r.status));
+  }
+  return statuses;
+}
+
 describe('two gateway threads in one process', () => {
   let mock: OpenAIMock;
   let db: TestDatabase;
@@ -37,11 +57,12 @@ describe('two gateway threads in one process', () => {
     db = await createTestDatabase();
     dir = mkdtempSync(join(tmpdir(), 'sluice-threads-'));
     const configFile = join(dir, 'sluice.yaml');
-    writeFileSync(configFile, JSON.stringify(routingConfig(mock.url, {
+    const base = routingConfig(mock.url, {
       server: { threads: 2 },
       auth: { cache_ttl_ms: 60_000, last_used_flush_ms: 1_000 },
       redis: { rules_poll_ms: 60_000 },
-    })));
+    });
+    writeFileSync(configFile, JSON.stringify({ ...base, organizations: [...base.organizations!, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM } }] }));
     // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
     gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -86,6 +107,29 @@ describe('two gateway threads in one process', () => {
     assert.ok(after.every((r) => r.body.gateway.route_reason === 'rule:fresh'));
   });
 
+  test('an organisation\'s rpm holds for the process: exactly N requests across both threads', async () => {
+    const key = (await createKey(pool, 'limited', 'burst', 'admin')).key;
+    const before = await servedByThread(gw.url, admin);
+    // GCRA lets a burst of RPM in, then one every 6 s: the burst takes well under that.
+    const statuses = await burst(gw.url, key, 3 * RPM);
+    const served = await servedByThread(gw.url, admin);
+    assert.ok(served.every((n, i) => n - before[i]! >= 3), `both threads took requests: ${before} -> ${served}`);
+    assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 2 * RPM);
+  });
+
+  test('a key\'s limits set through one thread hold on every thread at once, and its usage reads alike on both', async () => {
+    const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'limited-key' });
+    const key = created.body.key as string;
+    // With a 60 s poll, only the threads' own propagation can make the other thread know the new limit.
+    const patched = await call(gw.url, admin, 'PATCH', `/v1/api-keys/${created.body.id}`, { limits: { rpm: RPM } });
+    assert.equal(patched.status, 200, patched.text);
+    const statuses = await burst(gw.url, key, 3 * RPM);
+    assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
+    const usage = await Promise.all(Array.from({ length: 8 }, () => fresh(gw.url, admin, `/v1/api-keys/${created.body.id}/usage`)));
+    assert.deepEqual([...new Set(usage.map((u) => u.body.usage.key.requests.remaining))], [0], 'every thread reads the one store');
+  });
+
   test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
     mock.fault = 'slow-chunks';
     mock.slowMs = 40;
@@ -103,8 +147,8 @@ describe('two gateway threads in one process', () => {
     assert.equal(await exited, 0);
     mock.fault = 'none';
     const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-    // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, then the 8 streams.
-    assert.equal(Number(rows.rows[0]!.ids), 89, 'every request traced');
-    assert.equal(Number(rows.rows[0]!.n), 89, 'none twice');
+    // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, then the 8 streams.
+    assert.equal(Number(rows.rows[0]!.ids), 149, 'every request traced');
+    assert.equal(Number(rows.rows[0]!.n), 149, 'none twice');
   });
 });

@@ -53,7 +53,7 @@ export async function createKeyLimits(svc: Services, keyId: string, org: string,
   const spec = mergeLimits({}, patch);
   if (isEmptySpec(spec)) return undefined;
   await putKeyLimits(svc.pool, keyId, org, spec);
-  await svc.limits.refresh();
+  await svc.management.limitsChanged();
   return spec;
 }
 
@@ -68,7 +68,7 @@ export const patchKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {
   if (body.limits !== undefined) {
     limits = mergeLimits(limits ?? {}, body.limits);
     await putKeyLimits(svc.pool, id!, org, limits);
-    await svc.limits.refresh();
+    await svc.management.limitsChanged();
   }
   // A new role must not wait for cache expiry: the cached record is dropped everywhere, like a revocation's.
   if (body.role !== undefined) await svc.management.keyRevoked(patched.hash);

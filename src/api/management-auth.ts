@@ -13,6 +13,8 @@ export interface Management {
   keyRevoked(hash: Buffer): Promise<void>;
   /** Recompiles this instance's rules now, so that its own writes apply before the next poll. */
   rulesChanged(): Promise<void>;
+  /** Re-reads key limits now, here and in every other gateway thread, so a key's new limits apply before the next poll. */
+  limitsChanged(): Promise<void>;
 }
 
 /** Authenticates and requires the admin role; returns the caller's organisation. */

@@ -1,5 +1,7 @@
 // Builds the limiter for app.ts: Redis-backed when REDIS_URL is set (its own
-// connection, failing fast like the key cache's), in process otherwise.
+// connection, failing fast like the key cache's), in process otherwise. In
+// process means `local` when given (the main thread's store, shared by every
+// gateway thread), else a LocalStore of this thread's own.
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { Config } from '../config/load-config.js';
@@ -8,14 +10,16 @@ import { openRedis, whenReady } from '../store/redis-client.js';
 import { Limits } from './limits.js';
 import { LocalStore } from './local-store.js';
 import { RedisStore } from './redis-store.js';
+import type { LimitStore } from './store.js';
 
-export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string | undefined, log: Logger): Promise<{ limits: Limits; close(): Promise<void> }> {
+export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string | undefined, log: Logger, local?: LimitStore): Promise<{ limits: Limits; close(): Promise<void> }> {
   const orgSpecs = new Map<string, LimitSpec>();
   for (const o of config.organizations.values()) if (o.limits) orgSpecs.set(o.id, o.limits);
   const onError = (err: unknown) => log.warn({ err }, 'limits: store or poll failed; deciding in process');
   const redis = redisUrl ? openRedis(redisUrl, log) : undefined;
   if (redis) await whenReady(redis, 1_000);
-  const store = redis ? new RedisStore(redis, onError) : new LocalStore();
+  const inProcess = local ?? new LocalStore();
+  const store = redis ? new RedisStore(redis, onError, inProcess) : inProcess;
   const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError });
   try {
     await limits.start();

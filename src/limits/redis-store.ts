@@ -16,12 +16,12 @@ type Scripted = Redis & {
 };
 
 export class RedisStore implements LimitStore {
-  readonly local = new LocalStore();
   private readonly redis: Scripted;
   /** Decisions taken in process because Redis was unavailable: a metric, and the outage test's witness. */
   fallbacks = 0;
 
-  constructor(redis: Redis, private readonly onError: (err: unknown) => void) {
+  /** `local` decides while Redis is down: the process's shared store when there are several gateway threads. */
+  constructor(redis: Redis, private readonly onError: (err: unknown) => void, readonly local: LimitStore = new LocalStore()) {
     redis.defineCommand('sluiceAdmit', { lua: ADMIT });
     redis.defineCommand('sluiceSettle', { lua: SETTLE });
     redis.defineCommand('sluiceSeed', { numberOfKeys: 1, lua: SEED });

@@ -42,3 +42,13 @@ export interface LimitStore {
   seed(key: string, amount: number, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * One LimitStore call as it crosses from a gateway thread to the main thread,
+ * which holds the process's one in-process store (src/limits/thread-store.ts).
+ */
+export type StoreCall =
+  | { op: 'admit'; now: number; meters: readonly MeterReq[]; budgets: readonly BudgetReq[] }
+  | { op: 'settle'; now: number; s: SettleReq }
+  | { op: 'peek'; meterKeys: readonly string[]; budgetKeys: readonly string[] }
+  | { op: 'seed'; key: string; amount: number; ttlMs: number };

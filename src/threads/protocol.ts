@@ -1,10 +1,12 @@
 // The messages that cross between the main thread and the gateway threads,
 // typed in one place. Each gateway thread runs the whole request path; the
 // main thread owns what must exist once per process: the trace writer and its
-// spool, the aggregated /metrics, and the order of shutdown.
+// spool, the aggregated /metrics, the in-process limiter store, and the order
+// of shutdown.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { TraceRecord } from '../domain.js';
 import type { HttpChoice } from '../http/create-server.js';
+import type { StoreCall } from '../limits/store.js';
 
 /** workerData of a gateway thread. */
 export interface ThreadStart {
@@ -22,8 +24,8 @@ export interface ThreadStart {
 
 export type MetricsJson = Array<MetricObjectWithValues<MetricValue<string>>>;
 
-/** What one thread's management write must make every other thread apply: a revoked key (its digest), or new rules. */
-export type Change = { revoked: Uint8Array } | { rules: true };
+/** What one thread's management write must make every other thread apply: a revoked key (its digest), new rules, or new key limits. */
+export type Change = { revoked: Uint8Array } | { rules: true } | { limits: true };
 
 export type ToThread =
   | { type: 'drain' }
@@ -32,7 +34,9 @@ export type ToThread =
   /** Apply a sibling's change, then answer `applied`. */
   | { type: 'apply'; id: number; change: Change }
   /** Every sibling has applied the change this thread announced. */
-  | { type: 'announced'; id: number };
+  | { type: 'announced'; id: number }
+  /** The in-process limiter store's answer to `limits` call `id`. */
+  | { type: 'limits-answer'; id: number; value: unknown };
 
 export type FromThread =
   | { type: 'ready'; port: number; http: 'uws' | 'node' }
@@ -43,4 +47,6 @@ export type FromThread =
   /** A change made here, for the main thread to have every sibling apply. */
   | { type: 'announce'; id: number; change: Change }
   | { type: 'applied'; id: number }
+  /** A call on the process's in-process limiter store; `id` -1 wants no answer. */
+  | { type: 'limits'; id: number; call: StoreCall }
   | { type: 'closed' };

@@ -4,13 +4,18 @@
 // thread before the management call that made it answers, so a caller reads
 // its own write on whichever thread its next connection lands (Redis pub/sub,
 // when configured, reaches other instances; this reaches the threads of this one).
+// Without Redis (or while it is down), rate limits and budgets are counted by
+// the main thread's one store, which this link carries the calls to.
 import type { MessagePort } from 'node:worker_threads';
 import type { TraceRecord, TraceSink } from '../domain.js';
+import type { StoreCall } from '../limits/store.js';
+import { ThreadStore } from '../limits/thread-store.js';
 import type { Change, FromThread, MetricsJson, ToThread } from './protocol.js';
 
 export interface ThreadListeners {
   keyRevoked(hash: Buffer): void;
   rulesChanged(): Promise<void>;
+  limitsChanged(): Promise<void>;
 }
 
 export class ThreadLink implements TraceSink {
@@ -18,6 +23,7 @@ export class ThreadLink implements TraceSink {
   private scheduled = false;
   private readonly waiting = new Map<number, (text: string) => void>();
   private readonly announcing = new Map<number, () => void>();
+  private readonly answers = new Map<number, (value: unknown) => void>();
   private nextId = 0;
   private listeners: ThreadListeners | undefined;
   /** Supplied by the app: this thread's own metrics, for the main thread's sum. */
@@ -60,6 +66,20 @@ export class ThreadLink implements TraceSink {
 
   announceRulesChanged(): Promise<void> { return this.announce({ rules: true }); }
 
+  announceLimitsChanged(): Promise<void> { return this.announce({ limits: true }); }
+
+  /** The process's in-process limiter store, on the main thread, as this thread sees it. */
+  limitStore(): ThreadStore {
+    return new ThreadStore({
+      ask: (call: StoreCall) => new Promise((ok) => {
+        const id = this.nextId++;
+        this.answers.set(id, ok);
+        this.send({ type: 'limits', id, call });
+      }),
+      tell: (call: StoreCall) => this.send({ type: 'limits', id: -1, call }),
+    });
+  }
+
   /** Prometheus text for the whole process: every thread's metrics, summed by the main thread. */
   metricsText(): Promise<string> {
     const id = this.nextId++;
@@ -71,12 +91,14 @@ export class ThreadLink implements TraceSink {
 
   /** Messages from the main thread other than drain. */
   async onMessage(m: ToThread): Promise<void> {
-    if (m.type === 'metrics-collect') this.send({ type: 'metrics-collected', id: m.id, json: await this.collect() });
+    if (m.type === 'limits-answer') { this.answers.get(m.id)?.(m.value); this.answers.delete(m.id); }
+    else if (m.type === 'metrics-collect') this.send({ type: 'metrics-collected', id: m.id, json: await this.collect() });
     else if (m.type === 'metrics-text') { this.waiting.get(m.id)?.(m.text); this.waiting.delete(m.id); }
     else if (m.type === 'announced') { this.announcing.get(m.id)?.(); this.announcing.delete(m.id); }
     else if (m.type === 'apply') {
       if ('revoked' in m.change) this.listeners?.keyRevoked(Buffer.from(m.change.revoked));
       // A refresh that fails leaves the poll to catch up; the announcer is not held up by it.
+      else if ('limits' in m.change) await this.listeners?.limitsChanged().catch(() => {});
       else await this.listeners?.rulesChanged().catch(() => {});
       this.send({ type: 'applied', id: m.id });
     }

@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/load-config.js';
 import type { HttpChoice } from '../http/create-server.js';
+import { LocalStore } from '../limits/local-store.js';
+import { serveStoreCall } from '../limits/thread-store.js';
 import { exposeTraceMetrics, Metrics } from '../metrics.js';
 import { openDatabase } from '../store/database.js';
 import { TracePipeline } from '../traces/index.js';
@@ -54,6 +56,8 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   pipeline.start();
   const metrics = new Metrics(true);
   exposeTraceMetrics(metrics, pipeline);
+  // Rate limits and budgets hold per instance: without Redis (or while it is down) every thread counts here.
+  const limitStore = new LocalStore();
 
   const threads: Worker[] = [];
   const collecting = new Map<number, { want: number; parts: MetricsJson[]; done: (parts: MetricsJson[]) => void }>();
@@ -76,6 +80,13 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   let nextApply = 0;
 
   function onMessage(w: Worker, m: FromThread): void {
+    if (m.type === 'limits') {
+      const value = serveStoreCall(limitStore, m.call);
+      if (m.id < 0) return;
+      if (value instanceof Promise) void value.then((v) => send(w, { type: 'limits-answer', id: m.id, value: v }));
+      else send(w, { type: 'limits-answer', id: m.id, value });
+      return;
+    }
     if (m.type === 'traces') { for (const row of m.rows) pipeline.record(row); return; }
     if (m.type === 'announce') {
       const siblings = threads.filter((t) => t !== w);
@@ -137,11 +148,13 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
           w.once('exit', () => ok());
           send(w, { type: 'drain' });
         })));
+        await limitStore.close();
         await pipeline.close();
         await db.close();
       },
     };
   } catch (err) {
+    await limitStore.close();
     await pipeline.close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
