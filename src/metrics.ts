@@ -38,9 +38,12 @@ export class Metrics {
     }
   }
 
-  /** A value read at scrape time (trace buffer depth, spool size...), so the hot path pays nothing for it. */
-  addGauge(name: string, help: string, read: () => number): void {
-    new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+  /**
+   * A value read at scrape time (trace buffer depth, spool size...), so the hot path pays nothing for it.
+   * `aggregator` says how /metrics merges it when several threads report it: a count sums, a state does not.
+   */
+  addGauge(name: string, help: string, read: () => number, aggregator: 'sum' | 'min' | 'max' = 'sum'): void {
+    new Gauge({ name, help, registers: [this.registry], aggregator, collect() { this.set(read()); } });
   }
 }
 
@@ -52,5 +55,6 @@ export function exposeTraceMetrics(metrics: Metrics, source: { readonly metrics:
   metrics.addGauge('sluice_traces_replayed', 'Spooled trace rows later committed', read('rowsReplayed'));
   metrics.addGauge('sluice_traces_bad_spool_records', 'Spool records that failed their checksum', read('badSpoolRecords'));
   metrics.addGauge('sluice_traces_buffered', 'Trace rows in memory, not yet in Postgres or the spool', read('bufferDepth'));
-  metrics.addGauge('sluice_traces_postgres_up', '1 while the trace writer reaches Postgres', read('postgresAvailable'));
+  // Only the process's one trace writer reports these today; were there several, up means every one is.
+  metrics.addGauge('sluice_traces_postgres_up', '1 while the trace writer reaches Postgres', read('postgresAvailable'), 'min');
 }

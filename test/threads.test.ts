@@ -62,7 +62,15 @@ describe('two gateway threads in one process', () => {
       auth: { cache_ttl_ms: 60_000, last_used_flush_ms: 1_000 },
       redis: { rules_poll_ms: 60_000 },
     });
-    writeFileSync(configFile, JSON.stringify({ ...base, organizations: [...base.organizations!, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM } }] }));
+    const [acme, ...others] = base.organizations!;
+    writeFileSync(configFile, JSON.stringify({
+      ...base,
+      // A provider nothing listens for: one refused connection opens its circuit, on the thread that made it.
+      upstream: { circuit: { consecutive_failures: 1 } },
+      providers: { ...base.providers, down: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } } },
+      models: [...base.models!, { id: 'down-model', provider: 'down', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+      organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM } }],
+    }));
     // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
     gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -130,6 +138,21 @@ describe('two gateway threads in one process', () => {
     assert.deepEqual([...new Set(usage.map((u) => u.body.usage.key.requests.remaining))], [0], 'every thread reads the one store');
   });
 
+  test('/metrics shows a circuit open on both threads as open (2), not as the sum of their states', async () => {
+    const before = await servedByThread(gw.url, admin);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 20; i += 4) {
+      const batch = await Promise.all(Array.from({ length: 4 }, () => fresh(gw.url, admin, '/v1/chat/completions', chat('down-model'))));
+      for (const r of batch) statuses.add(r.status);
+    }
+    const served = await servedByThread(gw.url, admin);
+    assert.ok(served.every((n, i) => n - before[i]! >= 2), `both threads took some: ${before} -> ${served}`);
+    assert.deepEqual([...statuses].sort(), [502, 503], 'each thread failed once, then refused fast');
+    const text = (await fresh(gw.url, admin, '/metrics')).text;
+    const states = [...text.matchAll(/^sluice_upstream_circuit_state\{provider="down",origin="[^"]+"\} (\d+)/gm)].map((m) => Number(m[1]));
+    assert.deepEqual(states, [2], text.split('\n').filter((l) => l.includes('circuit_state')).join('\n'));
+  });
+
   test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
     mock.fault = 'slow-chunks';
     mock.slowMs = 40;
@@ -147,8 +170,8 @@ describe('two gateway threads in one process', () => {
     assert.equal(await exited, 0);
     mock.fault = 'none';
     const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-    // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, then the 8 streams.
-    assert.equal(Number(rows.rows[0]!.ids), 149, 'every request traced');
-    assert.equal(Number(rows.rows[0]!.n), 149, 'none twice');
+    // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream, then the 8 streams.
+    assert.equal(Number(rows.rows[0]!.ids), 169, 'every request traced');
+    assert.equal(Number(rows.rows[0]!.n), 169, 'none twice');
   });
 });
