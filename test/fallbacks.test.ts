@@ -4,7 +4,9 @@
 // fall back, and the trace and gateway block say what happened. A circuit
 // opens after consecutive failed calls: the upstream is then not called (fast
 // 503, or straight to the fallback), the state shows in /metrics, and a
-// half-open probe closes it again, or re-opens it when it fails.
+// half-open probe closes it again, or re-opens it when it fails. One deadline
+// spans the whole request: a fallback gets only what is left of it, an attempt
+// still running when it passes is cut short, and no retry wait outlives it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
@@ -176,5 +178,84 @@ describe('fallbacks and circuits', () => {
     assert.equal(probe.status, 200);
     assert.equal(await circuitOf('pa'), 0, 'closed again');
     assert.equal((await ask('a-model')).status, 200);
+  });
+});
+
+describe('one deadline for the whole request, fallbacks included', () => {
+  const DEADLINE_MS = 600;
+  let a: OpenAIMock;
+  let b: OpenAIMock;
+  let gw: TestGateway;
+  let key: string;
+
+  before(async () => {
+    a = await startOpenAIMock();
+    b = await startOpenAIMock();
+    gw = await startGateway({
+      config: {
+        providers: {
+          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1, deadline_ms: DEADLINE_MS } },
+          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 2, base_delay_ms: 5, max_delay_ms: 10, deadline_ms: DEADLINE_MS } },
+        },
+        models: [
+          { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
+          { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
+        ],
+        organizations: [{ id: 'acme', models: ['a-model', 'b-model'], auto_preference: ['a-model', 'b-model'], fallbacks: [{ provider: 'pb', model: 'b-model' }] }],
+      },
+      env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },
+    });
+    key = await gw.key('acme');
+  });
+  after(async () => { await gw.close(); await a.close(); await b.close(); });
+
+  const timed = async () => {
+    const t0 = performance.now();
+    const r = await call(gw.url, key, 'POST', '/v1/chat/completions', { model: 'auto', messages: [{ role: 'user', content: 'hello' }] });
+    return { r, ms: performance.now() - t0, trace: await gw.traces.waitFor(r.headers.get('x-request-id')!) };
+  };
+
+  test('the fallback gets what is left of the deadline, and an attempt still running when it passes is cut short', async () => {
+    // The primary fails after 400 ms; the fallback would take 2 s, far past the request's 600.
+    a.script.push({ status: 503, delayMs: 400 });
+    b.script.push({ status: 503, delayMs: 2_000 });
+    const abortedBefore = b.aborted;
+    const { r, ms, trace } = await timed();
+    assert.equal(r.status, 504, r.text);
+    assert.equal(r.body.error.code, 'upstream_timeout');
+    assert.ok(ms >= DEADLINE_MS - 5 && ms < DEADLINE_MS + 300, `answered after ${Math.round(ms)} ms`);
+    assert.deepEqual(trace.attempts!.map((x) => [x.provider, x.status]), [['pa', 503], ['pb', 504]]);
+    await sleep(100);
+    assert.equal(b.aborted - abortedBefore, 1, 'the running attempt\'s connection was closed');
+    assert.equal(b.requests.length, 1, 'and not retried');
+    b.script.length = 0;
+  });
+
+  test('no retry wait runs past the deadline, counted from the request\'s start, not the fallback\'s', async () => {
+    a.requests.length = 0;
+    b.requests.length = 0;
+    // 400 ms on the primary, then a 300 ms retry-after on the fallback: 700 > 600, so the 429 comes back at once.
+    a.script.push({ status: 503, delayMs: 400 });
+    b.script.push({ status: 429, headers: { 'retry-after-ms': '300' } });
+    const { r, ms, trace } = await timed();
+    assert.equal(r.status, 429, r.text);
+    assert.ok(ms < DEADLINE_MS, `answered after ${Math.round(ms)} ms`);
+    assert.equal(b.requests.length, 1);
+    assert.deepEqual(trace.attempts!.map((x) => [x.provider, x.status]), [['pa', 503], ['pb', 429]]);
+  });
+
+  test('a stream the upstream accepted runs past the deadline: it bounds the wait for the first byte, not the answer', async () => {
+    a.fault = 'slow-chunks';
+    a.slowMs = 100;
+    try {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'auto', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine' }] }),
+      });
+      const t0 = performance.now();
+      const text = await res.text();
+      assert.ok(performance.now() - t0 > DEADLINE_MS, 'the stream outlived the deadline');
+      assert.ok(!text.includes('event: error') && text.endsWith('data: [DONE]\n\n'), text);
+    } finally { a.fault = 'none'; }
   });
 });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { retrySchema } from '../src/config/resilience-schema.js';
 import { GatewayError } from '../src/errors.js';
 import { ClientSignal } from '../src/http/client-signal.js';
-import { backoffMs, isRetryable, retryAfterMs, withRetry } from '../src/upstream/retry.js';
+import { backoffMs, Deadline, isRetryable, retryAfterMs, withRetry } from '../src/upstream/retry.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { oneUpstreamConfig, readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -55,7 +55,9 @@ describe('retry policy (pure)', () => {
   test('withRetry stops at max_attempts and rethrows the last failure', async () => {
     let calls = 0;
     const err = new GatewayError('upstream_error', 'x', { upstreamStatus: 503 });
-    await assert.rejects(withRetry(policy, new ClientSignal(), async () => { calls++; throw err; }, { after: () => true }), (e) => e === err);
+    const deadline = new Deadline(policy.deadline_ms, new ClientSignal());
+    await assert.rejects(withRetry(policy, deadline, async () => { calls++; throw err; }, { after: () => true }), (e) => e === err);
+    deadline.done();
     assert.equal(calls, 3);
   });
 });

@@ -8,7 +8,10 @@ export const retrySchema = z.object({
   max_attempts: z.number().int().min(1).max(10).default(3),
   base_delay_ms: z.number().int().nonnegative().default(250),
   max_delay_ms: z.number().int().nonnegative().default(4_000),
-  /** No retry starts (or waits) past this many ms after the target's first attempt began. */
+  /**
+   * The request's deadline, when this provider is its first target: no retry, wait or fallback
+   * starts past this many ms after the first attempt began, and an attempt still running then is cut off.
+   */
   deadline_ms: z.number().int().positive().default(20_000),
 }).strict();
 

@@ -43,7 +43,7 @@ function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEn
   }
 }
 
-async function run<T>(svc: Services, ctx: RequestContext, chain: ModelEntry[], signal: ClientSignal, op: (t: UpstreamTarget) => Promise<T>): Promise<{ value: T; entry: ModelEntry }> {
+async function run<T>(svc: Services, ctx: RequestContext, chain: ModelEntry[], signal: ClientSignal, op: (t: UpstreamTarget, signal: ClientSignal) => Promise<T>): Promise<{ value: T; entry: ModelEntry }> {
   const attempts: UpstreamAttempt[] = [];
   try {
     const r = await runChain(svc.deps, chain, signal, op, attempts);
@@ -62,7 +62,7 @@ function withLimitHeaders(ctx: RequestContext, upstream: PassHeaders): PassHeade
 
 export async function dispatchChat(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
   const chain = chainOf(svc, ctx.key!.organization_id, route);
-  const { value, entry } = await run(svc, ctx, chain, signal, (t) => svc.upstream.chat(t, req, signal));
+  const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chat(t, req, s));
   route.entry = entry;
   return { ...value, headers: withLimitHeaders(ctx, value.headers) };
 }
@@ -70,14 +70,14 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
 /** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
 export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
   const chain = chainOf(svc, ctx.key!.organization_id, route);
-  const { value, entry } = await run(svc, ctx, chain, signal, (t) => svc.upstream.chatStream(t, req, signal));
+  const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chatStream(t, req, s));
   route.entry = entry;
   return { ...value, headers: withLimitHeaders(ctx, value.headers) };
 }
 
 /** Embeddings are never routed, so they have no fallbacks; retries and the circuit still apply. */
 export async function dispatchEmbeddings(svc: Services, ctx: RequestContext, entry: ModelEntry, req: EmbeddingsRequest, signal: ClientSignal) {
-  const { value } = await run(svc, ctx, [entry], signal, (t) => svc.upstream.embeddings(t, req, signal));
+  const { value } = await run(svc, ctx, [entry], signal, (t, s) => svc.upstream.embeddings(t, req, s));
   return { ...value, headers: withLimitHeaders(ctx, []) };
 }
 
@@ -86,7 +86,7 @@ export async function dispatchEmbeddings(svc: Services, ctx: RequestContext, ent
  * since another provider would not speak the Responses API.
  */
 export async function dispatchNative<T extends { headers: PassHeaders }>(
-  svc: Services, ctx: RequestContext, route: Resolution, signal: ClientSignal, op: (t: UpstreamTarget) => Promise<T>,
+  svc: Services, ctx: RequestContext, route: Resolution, signal: ClientSignal, op: (t: UpstreamTarget, signal: ClientSignal) => Promise<T>,
 ): Promise<T> {
   const { value } = await run(svc, ctx, [route.entry], signal, op);
   return { ...value, headers: withLimitHeaders(ctx, value.headers) };

@@ -60,7 +60,7 @@ function settle(ctx: RequestContext, p: Prepared, response: Json): void {
 export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
   const body = await upstreamBody(svc, p);
   if (p.req.stream) return nativeStream(svc, ctx, res, p, body);
-  const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t) => svc.upstream.responses(t, body, res.signal));
+  const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responses(t, body, s));
   const response = answer.body;
   if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
   if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
@@ -77,7 +77,7 @@ const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'resp
 const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
 async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: Json): Promise<void> {
-  const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t) => svc.upstream.responsesStream(t, body, res.signal));
+  const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
   let batches: AsyncIterable<StreamEvent[]> = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);

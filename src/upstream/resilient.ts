@@ -4,12 +4,14 @@
 // with its provider's retry policy. The next target is tried only after a
 // failure that another upstream might not have: a caller's own mistake (400,
 // 404, 413, 422) is returned as it is, since every target would refuse it too.
+// One deadline spans the whole chain: the first target's `deadline_ms`, from
+// the moment the chain starts, over every attempt, wait and fallback.
 import type { RetryPolicy } from '../config/resilience-schema.js';
 import type { ModelEntry, UpstreamAttempt, UpstreamTarget } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { CircuitState, isOutage, type Circuits } from './circuit.js';
-import { isRetryable, withRetry } from './retry.js';
+import { Deadline, isRetryable, withRetry } from './retry.js';
 
 export interface ChainDeps {
   circuits: Circuits;
@@ -43,10 +45,26 @@ function worthFallback(err: unknown): boolean {
   return err instanceof GatewayError && err.code === 'upstream_error' && err.status === 502;
 }
 
+/**
+ * `op` must send its upstream call with the signal it is given, not the
+ * caller's: that one also fires at the deadline.
+ */
 export async function runChain<T>(
-  deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, op: (target: UpstreamTarget) => Promise<T>,
+  deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, op: (target: UpstreamTarget, signal: ClientSignal) => Promise<T>,
   /** Filled as the chain runs, so the caller has it when the chain throws too. */
   attempts: UpstreamAttempt[] = [],
+): Promise<ChainResult<T>> {
+  const deadline = new Deadline(deps.retryPolicy(chain[0]!.provider).deadline_ms, signal);
+  try {
+    return await tryChain(deps, chain, signal, deadline, op, attempts);
+  } finally {
+    deadline.done();
+  }
+}
+
+async function tryChain<T>(
+  deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, deadline: Deadline,
+  op: (target: UpstreamTarget, signal: ClientSignal) => Promise<T>, attempts: UpstreamAttempt[],
 ): Promise<ChainResult<T>> {
   let last: unknown;
   let anyTried = false;
@@ -59,7 +77,7 @@ export async function runChain<T>(
     if (circuit && !circuit.allow()) { skip(503); continue; }
     anyTried = true;
     try {
-      const value = await withRetry(deps.retryPolicy(entry.provider), signal, () => op(target), {
+      const value = await withRetry(deps.retryPolicy(entry.provider), deadline, (s) => op(target, s), {
         after(err, ms) {
           attempts.push({ provider: entry.provider, model: entry.id, status: attemptStatus(err, signal), latency_ms: Math.round(ms) });
           // A half-open probe gets one attempt: its failure re-opens the circuit at once.
@@ -72,7 +90,8 @@ export async function runChain<T>(
       last = err;
       // The circuit counts calls (after their retries), not attempts: N failed requests in a row open it.
       if (circuit) { if (signal.aborted) circuit.release(); else circuit.record(isOutage(err)); }
-      if (signal.aborted || !worthFallback(err)) throw err;
+      // Past the deadline, no fallback gets a turn: the caller has waited as long as it was promised.
+      if (signal.aborted || deadline.expired || !worthFallback(err)) throw err;
     }
   }
   if (!anyTried) {

@@ -2,13 +2,15 @@
 // timeout, or a 429/500/502/503/504, with exponential backoff and full jitter
 // (a uniform wait in [0, min(max, base * 2^n)]), so that many gateways retrying
 // one sick upstream spread out instead of arriving together. An upstream's
-// retry-after (or retry-after-ms) is a floor on the wait. No retry starts, or
-// is waited for, past the policy's deadline, and a caller that leaves cancels
-// the wait. Streams are retried only until the upstream accepted the call
-// (`chatStream` resolved): this wraps that promise, never the events after it.
+// retry-after (or retry-after-ms) is a floor on the wait. The deadline is the
+// request's, over all its attempts, waits and fallbacks (see Deadline): no wait
+// is started that would end past it, an attempt still running when it passes
+// is cut short, and a caller that leaves cancels the wait. Streams are retried
+// only until the upstream accepted the call (`chatStream` resolved): this wraps
+// that promise, never the events after it.
 import type { RetryPolicy } from '../config/resilience-schema.js';
 import { GatewayError } from '../errors.js';
-import type { ClientSignal } from '../http/client-signal.js';
+import { ClientSignal } from '../http/client-signal.js';
 
 /** HTTP statuses of an upstream answer worth another try. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
@@ -55,32 +57,68 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
   });
 }
 
+/**
+ * One request's deadline, shared by every attempt, retry wait and fallback of
+ * its upstream call. Its `signal` is what those attempts listen to: it fires
+ * when the caller leaves, or when the deadline passes, which cuts short an
+ * attempt still running. `done()` stops the clock once an upstream accepted
+ * the call (or the call failed for good); an accepted stream still ends when
+ * the caller leaves, through the same signal.
+ */
+export class Deadline {
+  readonly signal = new ClientSignal();
+  expired = false;
+  /** Rejects with the deadline's error when it passes: an attempt not yet on a socket is not waited for either. */
+  readonly passed: Promise<never>;
+  private readonly at: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(readonly ms: number, caller: ClientSignal) {
+    this.at = performance.now() + ms;
+    if (caller.aborted) this.signal.abort(); else caller.once('abort', () => this.signal.abort());
+    let fire!: (err: GatewayError) => void;
+    this.passed = new Promise<never>((_, fail) => { fire = fail; });
+    this.passed.catch(() => {});
+    this.timer = setTimeout(() => { this.expired = true; fire(this.error()); this.signal.abort(); }, ms);
+  }
+
+  /** Milliseconds left; 0 or less once passed. */
+  left(): number { return this.at - performance.now(); }
+
+  error(): GatewayError {
+    return new GatewayError('upstream_timeout', `No upstream answered within the request's deadline of ${this.ms} ms (retries and fallbacks included).`);
+  }
+
+  done(): void { clearTimeout(this.timer); }
+}
+
 export interface AttemptHooks {
   /** Called after every attempt with its outcome; returning false stops retrying (an opened circuit). */
   after(err: unknown | undefined, latencyMs: number): boolean;
 }
 
 /**
- * Runs `attempt` until it succeeds, fails for good, or the policy says stop;
+ * Runs `attempt` until it succeeds, fails for good, the policy says stop, or
+ * the deadline passes (then the failure is the deadline's upstream_timeout);
  * rethrows the last failure. `random` is injectable so tests can bound the waits.
  */
 export async function withRetry<T>(
-  policy: RetryPolicy, signal: ClientSignal, attempt: () => Promise<T>, hooks: AttemptHooks, random = Math.random,
+  policy: RetryPolicy, deadline: Deadline, attempt: (signal: ClientSignal) => Promise<T>, hooks: AttemptHooks, random = Math.random,
 ): Promise<T> {
-  const started = performance.now();
   for (let retry = 0; ; retry++) {
     const t0 = performance.now();
     try {
-      const value = await attempt();
+      const value = await Promise.race([attempt(deadline.signal), deadline.passed]);
       hooks.after(undefined, performance.now() - t0);
       return value;
-    } catch (err) {
+    } catch (failure) {
+      const err = deadline.expired ? deadline.error() : failure;
       const goOn = hooks.after(err, performance.now() - t0);
-      if (!goOn || retry + 1 >= policy.max_attempts || !isRetryable(err) || signal.aborted) throw err;
+      if (!goOn || deadline.signal.aborted || retry + 1 >= policy.max_attempts || !isRetryable(err)) throw err;
       const wait = Math.max(backoffMs(policy, retry, random), retryAfterMs(err) ?? 0);
       // A wait that would end past the deadline is not worth starting: the caller gets the failure now.
-      if (performance.now() - started + wait > policy.deadline_ms) throw err;
-      if (!(await pause(wait, signal))) throw err;
+      if (wait >= deadline.left()) throw err;
+      if (!(await pause(wait, deadline.signal))) throw err;
     }
   }
 }

@@ -45,18 +45,21 @@ export interface MockUpstream {
   toolArguments: Record<string, unknown> | undefined;
   /**
    * Scripted failures, consumed one per request before anything else answers:
-   * a status (answered with an OpenAI-style error body), a status with headers,
-   * or 'drop' (the socket is destroyed before any response). Once it is empty
-   * the mock answers as usual.
+   * a status (answered with an OpenAI-style error body), a status with headers
+   * and an optional delay before it (an upstream that fails slowly), or 'drop'
+   * (the socket is destroyed before any response). Once it is empty the mock
+   * answers as usual.
    */
   script: ScriptStep[];
   close(): Promise<void>;
 }
 
-export type ScriptStep = number | 'drop' | { status: number; headers?: Record<string, string> };
+export type ScriptStep = number | 'drop' | { status: number; headers?: Record<string, string>; delayMs?: number };
 
-function playStep(res: ServerResponse, step: ScriptStep): void {
+async function playStep(res: ServerResponse, step: ScriptStep): Promise<void> {
   if (step === 'drop') { res.socket?.destroy(); return; }
+  if (typeof step === 'object' && step.delayMs) await sleep(step.delayMs);
+  if (res.destroyed) return;
   const { status, headers } = typeof step === 'number' ? { status: step, headers: {} } : step;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ error: { message: `scripted ${status}`, type: status === 429 ? 'rate_limit_error' : 'server_error', param: null, code: null } }));
@@ -116,7 +119,7 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
       const rec: RecordedRequest = { at: performance.now(), method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
       mock.requests.push(rec);
       const step = mock.script.shift();
-      if (step !== undefined) { playStep(res, step); return; }
+      if (step !== undefined) { void playStep(res, step); return; }
       const answer = mock.replay ? playTranscript(res, mock.replay) : handler(rec, res, mock);
       Promise.resolve(answer).catch((err) => { res.destroy(err); });
     });
