@@ -4,7 +4,8 @@
 // fall back, and the trace and gateway block say what happened. A circuit
 // opens after consecutive failed calls: the upstream is then not called (fast
 // 503, or straight to the fallback), the state shows in /metrics, and a
-// half-open probe closes it again, or re-opens it when it fails. One deadline
+// half-open probe closes it again, or re-opens it when it fails; it also opens
+// on a failure rate over a window (checked on a fake clock). One deadline
 // spans the whole request: a fallback gets only what is left of it, an attempt
 // still running when it passes is cut short, and no retry wait outlives it.
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +14,8 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { call, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
+import { circuitSchema } from '../src/config/resilience-schema.js';
+import { Circuit } from '../src/upstream/circuit.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -178,6 +181,42 @@ describe('fallbacks and circuits', () => {
     assert.equal(probe.status, 200);
     assert.equal(await circuitOf('pa'), 0, 'closed again');
     assert.equal((await ask('a-model')).status, 200);
+  });
+});
+
+describe('a circuit opens on its failure rate over a window (pure, on a fake clock)', () => {
+  // Never two failures in a row below: only the rate can open these circuits.
+  const policy = circuitSchema.parse({ consecutive_failures: 100, failure_rate: 0.5, min_requests: 4, window_ms: 1_000, open_ms: 500 });
+  const OPEN = 2;
+
+  test('at the rate, once the window has min_requests calls', () => {
+    let now = 10_000;
+    const c = new Circuit(policy, () => now);
+    for (const failed of [false, true, false]) c.record(failed);
+    assert.equal(c.state, 0, 'one failure in three calls: under min_requests, still closed');
+    c.record(true);
+    assert.equal(c.state, OPEN, 'two failures in four calls: 50%');
+    assert.equal(c.allow(), false, 'open: refused');
+    now += 500;
+    assert.equal(c.allow(), true, 'after open_ms, one probe');
+    assert.equal(c.allow(), false, 'and only one');
+    c.record(false);
+    assert.equal(c.state, 0, 'the probe succeeded: closed');
+  });
+
+  test('not below the rate, and a new window starts counting afresh', () => {
+    let now = 10_000;
+    const below = new Circuit(policy, () => now);
+    for (const failed of [false, false, false, true, false, true, false]) below.record(failed);
+    assert.equal(below.state, 0, 'two failures in seven calls');
+    const rolled = new Circuit(policy, () => now);
+    for (const failed of [true, false, true]) rolled.record(failed);
+    now += 1_000;
+    // Counted with the last window's, this would be 3 failures in 5 calls and open.
+    for (const failed of [false, true]) rolled.record(failed);
+    assert.equal(rolled.state, 0, 'one failure in the new window\'s two calls');
+    for (const failed of [false, true]) rolled.record(failed);
+    assert.equal(rolled.state, OPEN, 'two in its four');
   });
 });
 

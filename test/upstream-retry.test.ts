@@ -1,6 +1,6 @@
 // Retries before the first byte, against a mock upstream that plays scripted
 // failures: each retryable status and a dropped connection are retried, a
-// caller's own 400 is not, full-jitter waits stay within their bounds, the
+// caller's own 400 is not, full-jitter waits stay within their bounds (and reach them), the
 // upstream's retry-after(-ms) is honoured, the deadline stops retries, a stream
 // is retried only until the upstream accepted it, and a caller who leaves
 // cancels a pending retry.
@@ -125,6 +125,20 @@ describe('retries through the gateway', () => {
     assert.ok(c! - b! <= 80 + 60, `second wait ${c! - b!} ms`);
     const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
     assert.deepEqual(trace.attempts!.map((x) => x.status), [500, 500, 500]);
+  });
+
+  test('the backoff really waits: with the jitter at its top, each wait is its full cap', async () => {
+    fresh();
+    // Injected at the top of its range, full jitter waits exactly min(max, base * 2^n): 40 ms, then 80.
+    gw.app.services.deps.random = () => 1;
+    try {
+      mock.script.push(500, 500);
+      assert.equal((await post(chat())).status, 200);
+    } finally { delete gw.app.services.deps.random; }
+    const [a, b, c] = mock.requests.map((r) => r.at);
+    // Timers fire at most a millisecond early; everything else (the round trips) only adds.
+    assert.ok(b! - a! >= 40 - 1, `first wait ${b! - a!} ms`);
+    assert.ok(c! - b! >= 80 - 1, `second wait ${c! - b!} ms`);
   });
 
   test('retry-after-ms and retry-after from the upstream are honoured', async () => {
