@@ -1,7 +1,7 @@
 // Wires the gateway together. No I/O happens at import time: everything starts
 // in startApp() and stops, in reverse order, in close().
 import type { Logger } from 'pino';
-import { createLogger } from './logger.js';
+import { createLogger, repeatingWarning } from './logger.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Credentials } from './config/credentials.js';
 import type { Config } from './config/load-config.js';
@@ -83,13 +83,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
       maxEntries: config.auth.cache_size,
       flushEveryMs: config.auth.last_used_flush_ms,
       flushLastUsed: (seen) => touchLastUsed(db.pool, seen),
-      onFlushError: (err) => log.warn({ err }, 'last_used_at flush failed; will retry'),
+      onFlushError: repeatingWarning(log, 'last_used_at flush failed; will retry'),
     });
     cleanup.unshift(() => auth.close());
     keyCache.attach(auth);
     const rules = new RulesPoller(db.pool, {
       intervalMs: config.redis.rules_poll_ms,
-      onError: (err) => log.warn({ err }, 'routing rules poll failed; the previous rules stay in force'),
+      onError: repeatingWarning(log, 'routing rules poll failed; the previous rules stay in force'),
     });
     await rules.start();
     cleanup.unshift(() => rules.stop());

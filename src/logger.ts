@@ -35,3 +35,24 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   };
   return destination ? pino(options, destination) : pino(options);
 }
+
+/** Repeats of one warning within this window are counted, not logged. */
+const REPEAT_WINDOW_MS = 60_000;
+
+/**
+ * A warning for a background task that fails on every tick while a dependency
+ * is down (the rules and limits polls, the last_used_at flush): logged once,
+ * then at most once a minute with the number of repeats it stood for, so a
+ * minute of Postgres outage is two lines, not a hundred stack traces.
+ */
+export function repeatingWarning(log: { warn(obj: object, msg: string): void }, message: string, windowMs = REPEAT_WINDOW_MS): (err: unknown) => void {
+  let lastAt = -Infinity;
+  let repeats = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - lastAt < windowMs) { repeats++; return; }
+    log.warn(repeats ? { err, repeats } : { err }, message);
+    lastAt = now;
+    repeats = 0;
+  };
+}

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createLogger } from '../src/logger.js';
+import { createLogger, repeatingWarning } from '../src/logger.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -93,3 +93,16 @@ for (const http of HTTP_KINDS) {
     });
   });
 }
+
+test('a background task failing on every tick logs once per window, then with the number of repeats', async () => {
+  const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
+  const warn = repeatingWarning({ warn: (obj, msg) => { lines.push({ obj: obj as Record<string, unknown>, msg }); } }, 'poll failed', 200);
+  for (let i = 0; i < 5; i++) warn(new Error('connect ECONNREFUSED'));
+  assert.equal(lines.length, 1, 'repeats within the window are counted, not logged');
+  assert.equal(lines[0]!.obj.repeats, undefined);
+  await new Promise((r) => setTimeout(r, 250));
+  warn(new Error('connect ECONNREFUSED'));
+  assert.equal(lines.length, 2);
+  assert.equal(lines[1]!.obj.repeats, 4, 'the next line says how many it stood for');
+  assert.equal(lines[1]!.msg, 'poll failed');
+});

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { Config } from '../config/load-config.js';
 import type { LimitSpec } from '../config/resilience-schema.js';
 import { openRedis, whenReady } from '../store/redis-client.js';
+import { repeatingWarning } from '../logger.js';
 import { Limits } from './limits.js';
 import { LocalStore } from './local-store.js';
 import { RedisStore } from './redis-store.js';
@@ -15,7 +16,7 @@ import type { LimitStore } from './store.js';
 export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string | undefined, log: Logger, local?: LimitStore): Promise<{ limits: Limits; close(): Promise<void> }> {
   const orgSpecs = new Map<string, LimitSpec>();
   for (const o of config.organizations.values()) if (o.limits) orgSpecs.set(o.id, o.limits);
-  const onError = (err: unknown) => log.warn({ err }, 'limits: store or poll failed; deciding in process');
+  const onError = repeatingWarning(log, 'limits: store or poll failed; deciding in process');
   const redis = redisUrl ? openRedis(redisUrl, log) : undefined;
   if (redis) await whenReady(redis, 1_000);
   const inProcess = local ?? new LocalStore();

@@ -18,6 +18,7 @@ import { openRedis, openSubscriber, whenReady, type RedisLog } from './redis-cli
 import { redisKeyLookup } from './redis-key-cache.js';
 import { publishRevocation, subscribeRevocations, tombstoneInRedis } from './redis-revocations.js';
 import { RevocationPoller } from './revocation-poller.js';
+import { repeatingWarning } from '../logger.js';
 
 export interface KeyCache {
   readonly lookup: KeyLookup;
@@ -50,6 +51,7 @@ export async function openKeyCache(o: KeyCacheOptions): Promise<KeyCache> {
   let redis: Redis | undefined;
   // Digests a poll found revoked whose Redis tombstone could not be written yet (Redis down): retried each poll.
   const pendingTombstones = new Map<string, Buffer>();
+  const pollFailed = repeatingWarning(o.log, 'revocation poll failed; known keys are served from cache until Postgres answers');
   const poller = new RevocationPoller(o.pool, {
     intervalMs: pollEvery(o.ttlMs),
     onRevoked(hash) {
@@ -62,7 +64,7 @@ export async function openKeyCache(o: KeyCacheOptions): Promise<KeyCache> {
       }
     },
     onHealth: (ok, err) => {
-      if (!ok) o.log.warn({ err: (err as Error | undefined)?.message }, 'revocation poll failed; known keys are served from cache until Postgres answers');
+      if (!ok) pollFailed((err as Error | undefined)?.message);
     },
   });
   if (!o.redisUrl) {
