@@ -69,7 +69,8 @@ describe('two gateway threads in one process', () => {
       upstream: { circuit: { consecutive_failures: 1 } },
       providers: { ...base.providers, down: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } } },
       models: [...base.models!, { id: 'down-model', provider: 'down', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
-      organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM } }],
+      // The budget makes every thread seed its counter in the main thread's store while it starts.
+      organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM, budget_usd: { amount: 1_000, period: 'day' } } }],
     }));
     // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
     gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });

@@ -5,7 +5,7 @@
 // main thread ends the process.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
-import { startApp } from '../app.js';
+import { startApp, type App } from '../app.js';
 import { loadConfig } from '../config/load-config.js';
 import type { ThreadStart, ToThread } from './protocol.js';
 import { ThreadLink } from './thread-link.js';
@@ -19,9 +19,20 @@ const port = parentPort!;
 setInterval(() => {}, 2 ** 30);
 const link = new ThreadLink(port, start.index);
 const log = createLogger(start.logLevel).child({ thread: start.index });
+let app: App | undefined;
+
+// Listening before startApp: starting already asks the main thread (the limiter store seeds budgets there).
+port.on('message', (m: ToThread) => {
+  if (m.type !== 'drain') { void link.onMessage(m); return; }
+  if (!app) { link.close(); link.send({ type: 'closed' }); return; }
+  app.close().then(
+    () => { link.close(); link.send({ type: 'closed' }); },
+    (err) => { log.error({ err }, 'thread shutdown failed'); link.close(); link.send({ type: 'closed' }); },
+  );
+});
 
 try {
-  const app = await startApp({
+  app = await startApp({
     config: loadConfig(start.configPath),
     databaseUrl: start.databaseUrl,
     redisUrl: start.redisUrl,
@@ -32,13 +43,6 @@ try {
     logger: log,
     traceSink: link,
     thread: link,
-  });
-  port.on('message', (m: ToThread) => {
-    if (m.type !== 'drain') { void link.onMessage(m); return; }
-    app.close().then(
-      () => { link.close(); link.send({ type: 'closed' }); },
-      (err) => { log.error({ err }, 'thread shutdown failed'); link.close(); link.send({ type: 'closed' }); },
-    );
   });
   link.send({ type: 'ready', port: app.port, http: app.httpKind });
 } catch (err) {
