@@ -63,3 +63,10 @@ test('the shipped example config is valid', () => {
   const c = loadConfig(new URL('../../config/example.yaml', import.meta.url).pathname);
   assert.ok(c.organizations.get('demo')!.models.includes('mock-echo'));
 });
+
+test('the default retry deadline lets a non-streamed answer run as long as the upstream headers timeout', () => {
+  // The deadline cuts off an attempt still waiting for its answer, and a JSON completion is answered only when
+  // it is complete: a shorter default would turn every long completion into a 504.
+  const c = buildConfig({ organizations: [{ id: 'a', models: ['gpt-4o'] }] });
+  for (const [name, p] of c.providers) assert.ok(p.retry.deadline_ms >= c.upstream.headers_timeout_ms, name);
+});

@@ -11,8 +11,10 @@ export const retrySchema = z.object({
   /**
    * The request's deadline, when this provider is its first target: no retry, wait or fallback
    * starts past this many ms after the first attempt began, and an attempt still running then is cut off.
+   * It bounds a non-streamed answer's whole generation too, so the default matches
+   * upstream.headers_timeout_ms: a long JSON completion must not become a 504 that waiting would have avoided.
    */
-  deadline_ms: z.number().int().positive().default(20_000),
+  deadline_ms: z.number().int().positive().default(120_000),
 }).strict();
 
 export const circuitSchema = z.object({
