@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import pg from 'pg';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { UPSTREAM_KEY_ENV, chatAndNativeUpstreams } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -32,14 +32,7 @@ describe('responses: previous_response_id on another instance', { skip }, () => 
     mock = await startOpenAIMock();
     const config = {
       redis: { key_prefix: `sluice-test-${randomBytes(4).toString('hex')}:` },
-      providers: {
-        up: { kind: 'openai' as const, base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
-        nat: { kind: 'openai' as const, base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
-      },
-      models: [
-        { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-        { id: 'nat-model', provider: 'nat', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-      ],
+      ...chatAndNativeUpstreams(mock.url),
       organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }],
     };
     a = await startGateway({ env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY }, config, redisUrl: REDIS_URL });

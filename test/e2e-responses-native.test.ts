@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
-import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { readSse, UPSTREAM_KEY_ENV, chatAndNativeUpstreams } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -31,14 +31,7 @@ for (const http of HTTP_KINDS) {
         http,
         env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY },
         config: {
-          providers: {
-            up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
-            nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
-          },
-          models: [
-            { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-            { id: 'nat-model', provider: 'nat', aliases: ['nat-alias'], context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-          ],
+          ...chatAndNativeUpstreams(mock.url),
           organizations: [
             { id: 'acme', models: ['up-model', 'nat-model'] }, { id: 'beta', models: ['nat-model'] },
             { id: 'nostore', models: ['nat-model'], responses: { store: false } },

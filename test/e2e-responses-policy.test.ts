@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import type { Transcript } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { readSse, UPSTREAM_KEY_ENV, chatAndNativeUpstreams } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -70,14 +70,7 @@ describe('responses API: policy and storage', () => {
       config: {
         // Small, so a long native stream under moderation meets the cap on what buffering holds.
         upstream: { max_response_bytes: 64 * 1024 },
-        providers: {
-          up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
-          nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
-        },
-        models: [
-          { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-          { id: 'nat-model', provider: 'nat', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-        ],
+        ...chatAndNativeUpstreams(mock.url),
         responses: { max_stored_bytes: 4096 },
         organizations: [
           { id: 'dlp', models: ['up-model', 'nat-model'], policy: { dlp: { detectors: 'all' }, shield: { builtin: false }, moderation: moderation('buffered') } },

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { readSse, UPSTREAM_KEY_ENV, chatAndNativeUpstreams } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -28,14 +28,7 @@ describe('traces end to end', () => {
       env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY, SLUICE_PAYLOAD_SECRET: 'x'.repeat(40) },
       config: {
         traces: { batch_age_ms: 50, payload_url: { ttl_seconds: 1 } },
-        providers: {
-          up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
-          nat: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
-        },
-        models: [
-          { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-          { id: 'nat-model', provider: 'nat', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
-        ],
+        ...chatAndNativeUpstreams(mock.url),
         organizations: [
           { id: 'acme', models: ['up-model', 'nat-model', 'mock-echo'], store_payloads: true, policy: { dlp: { detectors: ['email'] }, shield: { builtin: false } } },
           { id: 'beta', models: ['mock-echo'] },

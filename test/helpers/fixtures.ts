@@ -21,6 +21,23 @@ export function oneUpstreamConfig(upstreamUrl: string, extra: Partial<ConfigInpu
   };
 }
 
+/**
+ * One mock upstream behind two providers: `up`, chat only (Responses are
+ * translated onto it), and `nat`, with a native Responses API.
+ */
+export function chatAndNativeUpstreams(upstreamUrl: string): Required<Pick<ConfigInput, 'providers' | 'models'>> {
+  return {
+    providers: {
+      up: { kind: 'openai', base_url: `${upstreamUrl}/v1`, api_key_env: UPSTREAM_KEY_ENV },
+      nat: { kind: 'openai', base_url: `${upstreamUrl}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
+    },
+    models: [
+      { id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+      { id: 'nat-model', provider: 'nat', aliases: ['nat-alias'], context_window: 8_000, pricing: { prompt: 1, completion: 2 } },
+    ],
+  };
+}
+
 /** Reads an SSE body into its raw events (the text between blank lines). */
 export async function readSse(res: Response): Promise<string[]> {
   const text = await res.text();
