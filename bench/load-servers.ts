@@ -11,7 +11,7 @@
 // sluice a Redis. {cmd:'rss'} answers with the process's resident set size.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -113,6 +113,8 @@ async function sluice(upstream: string): Promise<{ port: number; key: string; ke
     ],
     organizations: [{ id: 'bench', models: ['bench-model', 'bench-embed'], ...(kind === 'sluice-policy' ? { policy: POLICY } : {}) }],
   };
+  // A directory of our own (the spool, or an embedded Postgres) goes with the process; one the caller named stays.
+  const ownDir = !process.env.SLUICE_DATA_DIR;
   const dataDir = process.env.SLUICE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const http = (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto';
   const logger = pino({ level: 'warn' });
@@ -136,7 +138,12 @@ async function sluice(upstream: string): Promise<{ port: number; key: string; ke
   await ensureOrganizations(pool, ['bench']);
   const { key, id } = await createKey(pool, 'bench', 'bench', 'user');
   await pool.end();
-  process.once('disconnect', () => { void gw.close().then(() => process.exit(0)); });
+  process.once('disconnect', () => {
+    void gw.close().then(() => {
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
   return { port: gw.port, key, keyId: id };
 }
 
