@@ -1,8 +1,9 @@
 // Limits across two real `sluice serve` processes sharing Postgres and a
 // private Redis: an organisation's requests per minute and a key's budget are
-// counted once for both; a budget survives a restart, and a Redis that lost
-// its counters is re-seeded from the traces in Postgres. With Redis killed,
-// nothing is refused because of it: each instance limits in process.
+// counted once for both, and so are a key's tokens per minute; a budget
+// survives a restart, and a Redis that lost its counters is re-seeded from the
+// traces in Postgres. With Redis killed, nothing is refused because of it: each
+// instance limits in process.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { estimatePromptTokens } from '../src/routing/token-estimate.js';
 import { createKey } from '../src/store/api-keys-repo.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { call, chatBody, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
@@ -99,6 +101,45 @@ describe('limits across two instances sharing Redis', { skip }, () => {
     await b.stop();
     b = await spawnSluice(configFile, env);
     assert.equal(await chat(b, k.key), 429, 'seeded from the traces at start');
+  });
+
+  const PROMPT = 'word '.repeat(200);
+  /** One request's real tokens and cost, through a key with no limits: the same body costs the same every time. */
+  const measure = async (): Promise<{ tokens: number; cost: number }> => {
+    const free = await createKey(pool, 'acme', 'free', 'user');
+    const r = await call(a.url, free.key, 'POST', '/v1/chat/completions', chatBody('cheap', PROMPT));
+    assert.equal(r.status, 200, r.text);
+    let cost = 0;
+    await within(3_000, async () => {
+      const { rows } = await pool.query<{ cost_usd: string }>('SELECT cost_usd FROM traces WHERE api_key_id = $1', [free.id]);
+      cost = Number(rows[0]?.cost_usd ?? 0);
+      return rows.length === 1;
+    });
+    assert.ok(cost > 0, 'the request has a cost');
+    return { tokens: r.body.usage.total_tokens as number, cost };
+  };
+
+  test('a key\'s tokens per minute are counted once for both instances, settled to the real usage', async () => {
+    const { tokens: used } = await measure();
+    const estimate = estimatePromptTokens(chatBody('cheap', PROMPT).messages);
+    assert.ok(used - estimate > 100, `the real usage (${used}) exceeds the estimate, so settling matters`);
+    // Room for two requests' real usage and a third's estimate, with half a request to spare: three pass.
+    // Charged the estimate only, four would; counted per instance, all six.
+    const tpm = 2 * used + estimate + Math.floor(used / 2);
+    const k = await limitedKey({ tpm });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await call(i % 2 ? b.url : a.url, k.key, 'POST', '/v1/chat/completions', chatBody('cheap', PROMPT));
+      statuses.push(r.status);
+      if (r.status === 429) assert.equal(r.body.error.code, 'rate_limited');
+      // Settling is fire and forget; give it the moment it takes before the other instance decides.
+      await new Promise((ok) => setTimeout(ok, 20));
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429], `tpm ${tpm}, ${used} tokens a request`);
+    const usage = await call(b.url, admin, 'GET', `/v1/api-keys/${k.id}/usage`);
+    const left = usage.body.usage.key.tokens.remaining as number;
+    // Three real usages charged, give or take the refill since (tpm/60 a second).
+    assert.ok(Math.abs(left - (tpm - 3 * used)) <= tpm / 20, `remaining ${left} after three requests of ${used} tokens (tpm ${tpm})`);
   });
 
   test('with Redis killed, nothing is refused because of it: each instance limits in process', async (t) => {
