@@ -3,7 +3,8 @@
 // counted once for both, and so are a key's tokens per minute; a budget
 // survives a restart, and a Redis that lost its counters is re-seeded from the
 // traces in Postgres. With Redis killed, nothing is refused because of it: each
-// instance limits in process.
+// instance limits in process, and still knows the spend made before the kill,
+// through either instance.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -118,6 +119,9 @@ describe('limits across two instances sharing Redis', { skip }, () => {
     assert.ok(cost > 0, 'the request has a cost');
     return { tokens: r.body.usage.total_tokens as number, cost };
   };
+  /** Waits for a key's n-th paid request to reach Postgres (refusals are traced too, at no cost). */
+  const traced = (keyId: string, n: number) =>
+    within(3_000, async () => (await pool.query('SELECT 1 FROM traces WHERE api_key_id = $1 AND cost_usd > 0', [keyId])).rowCount === n);
 
   test('a key\'s tokens per minute are counted once for both instances, settled to the real usage', async () => {
     const { tokens: used } = await measure();
@@ -140,6 +144,29 @@ describe('limits across two instances sharing Redis', { skip }, () => {
     const left = usage.body.usage.key.tokens.remaining as number;
     // Three real usages charged, give or take the refill since (tpm/60 a second).
     assert.ok(Math.abs(left - (tpm - 3 * used)) <= tpm / 20, `remaining ${left} after three requests of ${used} tokens (tpm ${tpm})`);
+  });
+
+  test('a budget spent before Redis is killed still counts after it, on both instances', async () => {
+    const { cost } = await measure();
+    // One request leaves room for one more (the budget is checked before the call), not two.
+    const k = await limitedKey({ budget_usd: { amount: cost * 1.5, period: 'day' } });
+    const spend = (inst: SluiceProcess) => call(inst.url, k.key, 'POST', '/v1/chat/completions', chatBody('cheap', PROMPT));
+    assert.equal((await spend(b)).status, 200, 'spent through B');
+    await traced(k.id, 1);
+    await redis.kill();
+    // Both instances see the connection drop and re-seed their in-process counters from the traces.
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.equal((await spend(a)).status, 200, 'A knows B spent one cost of 1.5: one more is admitted');
+    const refused = await spend(a);
+    assert.equal(refused.status, 429, 'A counts B\'s spend from before the kill, not only its own');
+    assert.equal(refused.body.error.code, 'budget_exceeded');
+    // A's spend since the kill reaches B through the traces, at B's next poll.
+    await traced(k.id, 2);
+    await new Promise((ok) => setTimeout(ok, POLL_MS * 2 + 100));
+    const late = await spend(b);
+    assert.equal(late.status, 429, 'B learns A\'s spend since the kill from the traces');
+    assert.equal(late.body.error.code, 'budget_exceeded');
+    await redis.restart();
   });
 
   test('with Redis killed, nothing is refused because of it: each instance limits in process', async (t) => {

@@ -2,7 +2,10 @@
 // from the config; key limits from Postgres, polled like routing rules, so a
 // request reads only Maps. Budget counters are seeded from the traces' spend
 // in the current period at start, when a key gains a budget, and when Redis
-// comes back (it may have lost them), so a restart never resets spend.
+// comes back (it may have lost them), so a restart never resets spend. While
+// the shared store is down they are re-seeded at every poll instead: each
+// instance then decides in process, and the traces are the only way it learns
+// what the other instances spent.
 import type pg from 'pg';
 import type { LimitSpec } from '../config/resilience-schema.js';
 import { keyLimitsChangedSince, spendSince } from '../store/limits-repo.js';
@@ -18,6 +21,8 @@ export interface LimitsOptions {
   orgSpecs: ReadonlyMap<string, LimitSpec>;
   pollMs: number;
   onError(err: unknown): void;
+  /** True while the shared store is unreachable and the in-process one decides. */
+  degraded?: () => boolean;
 }
 
 /** Poll reads overlap by this much, so a write committed just after a poll read its clock is not missed. */
@@ -29,6 +34,7 @@ export class Limits {
   private since: Date | null = null;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private catchingUp: Promise<void> | undefined;
 
   constructor(private readonly o: LimitsOptions) {
     this.store = o.store;
@@ -48,7 +54,10 @@ export class Limits {
 
   /** Rejects when Postgres cannot be read; polling goes on regardless and catches up. */
   async start(): Promise<void> {
-    this.timer = setInterval(() => { void this.refresh(); }, this.o.pollMs);
+    this.timer = setInterval(() => {
+      void this.refresh();
+      if (this.o.degraded?.()) this.catchUp();
+    }, this.o.pollMs);
     this.timer.unref();
     await this.poll();
     await this.seed('org', [...this.o.orgSpecs]);
@@ -68,9 +77,19 @@ export class Limits {
     ]).then(() => {}, this.o.onError);
   }
 
+  /**
+   * Raises the in-process counters to what the traces say was spent, once at a
+   * time: while Redis is down, this is how spend made through other instances
+   * reaches this one, a poll interval (plus the traces' batch age) late.
+   */
+  catchUp(): void {
+    this.catchingUp ??= this.reseed().finally(() => { this.catchingUp = undefined; });
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
+    await this.catchingUp;
     await this.store.close();
   }
 

@@ -21,7 +21,8 @@ export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string
   if (redis) await whenReady(redis, 1_000);
   const inProcess = local ?? new LocalStore();
   const store = redis ? new RedisStore(redis, onError, inProcess) : inProcess;
-  const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError });
+  const degraded = redis ? () => redis.status !== 'ready' : undefined;
+  const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError, degraded });
   try {
     await limits.start();
   } catch (err) {
@@ -29,7 +30,11 @@ export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string
     onError(err);
   }
   // A Redis that restarted lost its counters: put back what the traces say was spent.
-  redis?.on('ready', () => { void limits.reseed(); });
+  // Losing Redis is the mirror case: the in-process counters know only this
+  // instance's spend, so they catch up with the traces at once (then at every poll).
+  let up = redis?.status === 'ready';
+  redis?.on('ready', () => { up = true; void limits.reseed(); });
+  redis?.on('close', () => { if (up) { up = false; limits.catchUp(); } });
   return {
     limits,
     async close() {

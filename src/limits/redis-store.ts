@@ -2,7 +2,8 @@
 // NOSCRIPT and caches the digest). While Redis is not ready, or a command
 // fails, the in-process store decides instead: a limit is never a reason to
 // refuse a request because Redis is down. Spend is always mirrored in process
-// too, so that fallback still knows this instance's spend and the seed.
+// too, so that fallback still knows this instance's spend and the seed; when
+// Redis drops, open-limits.ts raises it to the traces' sum (every instance's).
 import type { Redis } from 'ioredis';
 import { WINDOW_MS } from './gcra.js';
 import { LocalStore } from './local-store.js';
