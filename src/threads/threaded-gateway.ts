@@ -8,7 +8,6 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/load-config.js';
-import type { HttpChoice } from '../http/create-server.js';
 import { LocalStore } from '../limits/local-store.js';
 import { serveStoreCall } from '../limits/thread-store.js';
 import { exposeTraceMetrics, Metrics } from '../metrics.js';
@@ -16,17 +15,12 @@ import { openDatabase } from '../store/database.js';
 import { TracePipeline } from '../traces/index.js';
 import type { FromThread, MetricsJson, ThreadStart, ToThread } from './protocol.js';
 
-export interface ThreadedOptions {
+/** What every thread is started with, less what the main thread decides (its index, the database it opened). */
+export interface ThreadedOptions extends Omit<ThreadStart, 'index' | 'databaseUrl'> {
   config: Config;
-  configPath: string | undefined;
   threads: number;
+  /** Unset: an embedded Postgres under dataDir, opened here once for every thread. */
   databaseUrl: string | undefined;
-  redisUrl: string | undefined;
-  dataDir: string;
-  host: string;
-  port: number;
-  http: HttpChoice;
-  logLevel: string;
   log: Logger;
 }
 
