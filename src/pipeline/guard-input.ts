@@ -8,16 +8,21 @@ import type { Services } from './services.js';
 import type { RequestContext } from './request-context.js';
 import { collectTexts, replaceTexts } from './message-texts.js';
 
+/** True when the caller's organisation has an input policy to apply. */
+const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
+
 /** Scans `texts`, records the count on the trace, and returns the scan (undefined when no policy engine runs). */
 export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[]): Promise<InputScan | undefined> {
   const org = ctx.key!.organization_id;
-  if (!svc.policy || !texts.length || !svc.config.organizations.get(org)?.policy) return undefined;
-  const scan = await svc.policy.scanInput(org, texts);
+  if (!texts.length || !scansInput(svc, org)) return undefined;
+  const scan = await svc.policy!.scanInput(org, texts);
   ctx.trace.redactions = scan.redactions;
   return scan;
 }
 
 export async function guardMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[]): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined }> {
+  // Without a policy there is nothing to scan: walking every message for its texts would be wasted on the hot path.
+  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined };
   const scan = await guardTexts(svc, ctx, collectTexts(messages));
   if (!scan || scan.redactions === 0) return { messages, scan };
   return { messages: replaceTexts(messages, scan.texts), scan };
