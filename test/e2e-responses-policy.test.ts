@@ -122,6 +122,20 @@ describe('responses API: policy and storage', () => {
     assert.equal(kept.instructions, body.instructions);
   });
 
+  test('DLP keeps function-call arguments valid JSON, as for chat: a redacted number becomes its placeholder string', async () => {
+    mock.replay = undefined;
+    const res = await post('dlp', {
+      input: [
+        { role: 'user', content: 'pay' },
+        { type: 'function_call', call_id: 'call_p', name: 'pay', arguments: '{"card": 4111111111111111, "amount": 12}' },
+        { type: 'function_call_output', call_id: 'call_p', output: 'ok' },
+      ],
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const args = mock.requests.at(-1)!.body.messages[1].tool_calls[0].function.arguments;
+    assert.deepEqual(JSON.parse(args), { card: '[CARD_1]', amount: 12 });
+  });
+
   test('DLP on the native path: the input text and the instructions reach the upstream redacted', async () => {
     mock.replay = undefined;
     const cases: Array<[object, (body: any) => string]> = [

@@ -6,56 +6,10 @@
 // their content is covered as content). One walker serves both
 // directions, so collecting and replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
+import { mapArguments, mapTextParts, type MapText } from '../policy/text-walk.js';
 
-type MapText = (text: string) => string;
-
-function mapParts(parts: ContentPart[], f: MapText): ContentPart[] {
-  let out: ContentPart[] | undefined;
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]!;
-    const key = p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined;
-    const text = key && p[key];
-    if (typeof text !== 'string') continue;
-    const t = f(text);
-    if (t !== text) (out ??= parts.slice())[i] = { ...p, [key!]: t };
-  }
-  return out ?? parts;
-}
-
-/**
- * JSON values, leaf by leaf: each string, and each number as its text. A
- * number that must be redacted becomes its placeholder string, so the result
- * is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where redacting the
- * raw text would have made it unparseable. Keys are left alone.
- */
-function mapJson(value: unknown, f: MapText): unknown {
-  if (typeof value === 'string') return f(value);
-  if (typeof value === 'number') {
-    const text = String(value);
-    const t = f(text);
-    return t === text ? value : t;
-  }
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((v, i) => { const m = mapJson(v, f); if (m !== v) (out ??= value.slice())[i] = m; });
-    return out ?? value;
-  }
-  if (value !== null && typeof value === 'object') {
-    let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) { const m = mapJson(v, f); if (m !== v) (out ??= { ...value })[k] = m; }
-    return out ?? value;
-  }
-  return value;
-}
-
-/** Tool-call arguments are JSON text: mapped value by value when they parse, as one text when they do not. */
-function mapArguments(args: string, f: MapText): string {
-  let parsed: unknown;
-  try { parsed = JSON.parse(args); } catch { return f(args); }
-  if (parsed === null || typeof parsed !== 'object') return f(args);
-  const mapped = mapJson(parsed, f);
-  return mapped === parsed ? args : JSON.stringify(mapped);
-}
+/** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
+const chatPartKey = (p: Record<string, unknown>): string | undefined => (p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined);
 
 function mapToolCalls(calls: ToolCall[], f: MapText): ToolCall[] {
   let out: ToolCall[] | undefined;
@@ -80,7 +34,7 @@ export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): C
       const t = f(m.content);
       if (t !== m.content) out = { ...m, content: t };
     } else if (Array.isArray(m.content)) {
-      const parts = mapParts(m.content, f);
+      const parts = mapTextParts(m.content, chatPartKey, f) as ContentPart[];
       if (parts !== m.content) out = { ...m, content: parts };
     }
     for (const key of STRING_FIELDS) {

@@ -3,30 +3,18 @@
 // output_text, refusal), function-call arguments and function-call outputs
 // (tool results). One walker serves both directions, as message-texts.ts
 // does for chat, so collecting and replacing can never disagree on the order.
-import { isObj, type Item } from './types.js';
-
-type MapText = (text: string) => string;
+import { mapArguments, mapTextParts, type MapText } from '../policy/text-walk.js';
+import type { Item } from './types.js';
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
 
-function mapParts(parts: unknown[], f: MapText): unknown[] {
-  let out: unknown[] | undefined;
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i];
-    if (!isObj(p)) continue;
-    const key = p.type === 'refusal' ? 'refusal' : TEXT_PARTS.has(p.type as string) ? 'text' : undefined;
-    const v = key ? p[key] : undefined;
-    if (typeof v !== 'string') continue;
-    const t = f(v);
-    if (t !== v) (out ??= parts.slice())[i] = { ...p, [key!]: t };
-  }
-  return out ?? parts;
-}
+const responsesPartKey = (p: Record<string, unknown>): string | undefined =>
+  (p.type === 'refusal' ? 'refusal' : TEXT_PARTS.has(p.type as string) ? 'text' : undefined);
 
 /** A string or a list of text parts; anything else is returned as is. */
 function mapContent(content: unknown, f: MapText): unknown {
   if (typeof content === 'string') return f(content);
-  if (Array.isArray(content)) return mapParts(content, f);
+  if (Array.isArray(content)) return mapTextParts(content, responsesPartKey, f);
   return content;
 }
 
@@ -38,7 +26,8 @@ function mapItem(item: Item, f: MapText): Item {
     }
     case 'function_call': {
       if (typeof item.arguments !== 'string') return item;
-      const a = f(item.arguments);
+      // JSON text, as a chat tool call's: it must still parse after DLP.
+      const a = mapArguments(item.arguments, f);
       return a === item.arguments ? item : { ...item, arguments: a };
     }
     case 'function_call_output': {

@@ -1,0 +1,56 @@
+// Walking a request's texts, shared by the chat and Responses input guards:
+// text parts of a message, and tool-call arguments, which are JSON text and
+// must stay JSON after DLP. Objects are copied only where a text changed,
+// never mutated, so a walk that changes nothing returns its input.
+export type MapText = (text: string) => string;
+
+/** Content parts with `f` applied to the text each holds under `keyOf(part)`; parts without one are kept. */
+export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<string, unknown>) => string | undefined, f: MapText): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) continue;
+    const part = p as Record<string, unknown>;
+    const key = keyOf(part);
+    const text = key === undefined ? undefined : part[key];
+    if (typeof text !== 'string') continue;
+    const t = f(text);
+    if (t !== text) (out ??= parts.slice())[i] = { ...part, [key!]: t };
+  }
+  return out ?? (parts as unknown[]);
+}
+
+/**
+ * JSON values, leaf by leaf: each string, and each number as its text. A
+ * number that must be redacted becomes its placeholder string, so the result
+ * is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where redacting the
+ * raw text would have made it unparseable. Keys are left alone.
+ */
+function mapJson(value: unknown, f: MapText): unknown {
+  if (typeof value === 'string') return f(value);
+  if (typeof value === 'number') {
+    const text = String(value);
+    const t = f(text);
+    return t === text ? value : t;
+  }
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => { const m = mapJson(v, f); if (m !== v) (out ??= value.slice())[i] = m; });
+    return out ?? value;
+  }
+  if (value !== null && typeof value === 'object') {
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) { const m = mapJson(v, f); if (m !== v) (out ??= { ...value })[k] = m; }
+    return out ?? value;
+  }
+  return value;
+}
+
+/** Tool-call arguments are JSON text: mapped value by value when they parse, as one text when they do not. */
+export function mapArguments(args: string, f: MapText): string {
+  let parsed: unknown;
+  try { parsed = JSON.parse(args); } catch { return f(args); }
+  if (parsed === null || typeof parsed !== 'object') return f(args);
+  const mapped = mapJson(parsed, f);
+  return mapped === parsed ? args : JSON.stringify(mapped);
+}
