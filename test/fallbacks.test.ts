@@ -298,3 +298,47 @@ describe('one deadline for the whole request, fallbacks included', () => {
     } finally { a.fault = 'none'; }
   });
 });
+
+describe('the deadline does not wait for a pool slot', () => {
+  const DEADLINE_MS = 400;
+  let up: OpenAIMock;
+  let gw: TestGateway;
+  let key: string;
+
+  before(async () => {
+    up = await startOpenAIMock();
+    gw = await startGateway({
+      config: {
+        upstream: { connections_per_origin: 1 },
+        providers: { pa: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1, deadline_ms: DEADLINE_MS } } },
+        models: [{ id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+        organizations: [{ id: 'acme', models: ['a-model'] }],
+      },
+      env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },
+    });
+    key = await gw.key('acme');
+  });
+  after(async () => { await gw.close(); await up.close(); });
+
+  test('a call queued behind the only connection gets its 504 at the deadline, and is never sent', async () => {
+    // An accepted stream holds the origin's one connection well past the deadline; the second call waits in undici's queue.
+    up.fault = 'slow-chunks';
+    up.slowMs = 150;
+    try {
+      const stream = fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'a-model', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine' }] }),
+      }).then((r) => r.text());
+      await sleep(100);
+      const t0 = performance.now();
+      const queued = await call(gw.url, key, 'POST', '/v1/chat/completions', { model: 'a-model', messages: [{ role: 'user', content: 'hello' }] });
+      const ms = performance.now() - t0;
+      assert.equal(queued.status, 504, queued.text);
+      assert.equal(queued.body.error.code, 'upstream_timeout');
+      assert.ok(ms >= DEADLINE_MS - 60 && ms < DEADLINE_MS + 250, `answered after ${Math.round(ms)} ms`);
+      assert.ok((await stream).endsWith('data: [DONE]\n\n'));
+      await sleep(200);
+      assert.equal(up.requests.length, 1, 'the queued call was dropped, not sent once the connection was free');
+    } finally { up.fault = 'none'; }
+  });
+});

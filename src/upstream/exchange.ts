@@ -36,7 +36,17 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   protected readonly limits: ExchangeLimits;
   /** The upstream's rate-limit headers, in OpenAI's names, for the caller. */
   headers: PassHeaders = [];
-  private readonly onClientAbort = () => this.controller?.abort(new ClientGone());
+  /** Set once the exchange failed: undici may still report the same failure after an early one. */
+  private failed = false;
+  /**
+   * Before undici handed the call a controller (it waits for a pool slot) the
+   * exchange fails at once instead of waiting for the slot; onRequestStart
+   * then aborts the call, which is how a deadline never waits on a busy pool.
+   */
+  private readonly onClientAbort = () => {
+    if (this.controller) this.controller.abort(new ClientGone());
+    else this.onResponseError(undefined, new ClientGone());
+  };
 
   constructor(protected readonly adapter: ProviderAdapter, protected readonly signal: ClientSignal, pools: UpstreamPools) {
     this.limits = pools.limits;
@@ -96,8 +106,10 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     this.fail(upstreamStatusError(this.status, this.adapter.errorDetails(this.status, text), ownKey, headers));
   }
 
-  onResponseError(_c: Controller, err: Error): void {
+  onResponseError(_c: Controller | undefined, err: Error): void {
     this.signal.off('abort', this.onClientAbort);
+    if (this.failed) return;
+    this.failed = true;
     this.fail(upstreamTransportError(err));
   }
 

@@ -47,7 +47,8 @@ function worthFallback(err: unknown): boolean {
 
 /**
  * `op` must send its upstream call with the signal it is given, not the
- * caller's: that one also fires at the deadline.
+ * caller's, and fail as soon as it fires: that signal is also how the
+ * deadline arrives (see Deadline).
  */
 export async function runChain<T>(
   deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, op: (target: UpstreamTarget, signal: ClientSignal) => Promise<T>,
@@ -56,51 +57,44 @@ export async function runChain<T>(
 ): Promise<ChainResult<T>> {
   const deadline = new Deadline(deps.retryPolicy(chain[0]!.provider).deadline_ms, signal);
   try {
-    return await tryChain(deps, chain, signal, deadline, op, attempts);
+    let last: unknown;
+    let anyTried = false;
+    for (let index = 0; index < chain.length; index++) {
+      const entry = chain[index]!;
+      const skip = (status: number) => attempts.push({ provider: entry.provider, model: entry.id, status, latency_ms: 0 });
+      if (!deps.isConfigured(entry.provider)) { skip(409); continue; }
+      const target = deps.target(entry);
+      const circuit = target.kind === 'mock' ? undefined : deps.circuits.get(target.provider, target.baseUrl);
+      if (circuit && !circuit.allow()) { skip(503); continue; }
+      anyTried = true;
+      try {
+        const value = await withRetry(deps.retryPolicy(entry.provider), deadline, (s) => op(target, s), {
+          after(err, ms) {
+            attempts.push({ provider: entry.provider, model: entry.id, status: attemptStatus(err, signal), latency_ms: Math.round(ms) });
+            // A half-open probe gets one attempt: its failure re-opens the circuit at once.
+            return !circuit || circuit.state === CircuitState.Closed;
+          },
+        }, deps.random);
+        circuit?.record(false);
+        return { value, entry, index, attempts };
+      } catch (err) {
+        last = err;
+        // The circuit counts calls (after their retries), not attempts: N failed requests in a row open it.
+        if (circuit) { if (signal.aborted) circuit.release(); else circuit.record(isOutage(err)); }
+        // Past the deadline, no fallback gets a turn: the caller has waited as long as it was promised.
+        if (signal.aborted || deadline.expired || !worthFallback(err)) throw err;
+      }
+    }
+    if (!anyTried) {
+      // Every target was skipped: say why, without the latency of trying.
+      const open = attempts.some((a) => a.status === 503);
+      const names = chain.map((e) => `${e.provider}/${e.id}`).join(', ');
+      throw open
+        ? new GatewayError('upstream_unavailable', `No upstream available for ${names}: circuit open.`)
+        : new GatewayError('model_not_configured', `No provider of ${names} has a credential mounted.`, { param: 'model' });
+    }
+    throw last;
   } finally {
     deadline.done();
   }
-}
-
-async function tryChain<T>(
-  deps: ChainDeps, chain: readonly ModelEntry[], signal: ClientSignal, deadline: Deadline,
-  op: (target: UpstreamTarget, signal: ClientSignal) => Promise<T>, attempts: UpstreamAttempt[],
-): Promise<ChainResult<T>> {
-  let last: unknown;
-  let anyTried = false;
-  for (let index = 0; index < chain.length; index++) {
-    const entry = chain[index]!;
-    const skip = (status: number) => attempts.push({ provider: entry.provider, model: entry.id, status, latency_ms: 0 });
-    if (!deps.isConfigured(entry.provider)) { skip(409); continue; }
-    const target = deps.target(entry);
-    const circuit = target.kind === 'mock' ? undefined : deps.circuits.get(target.provider, target.baseUrl);
-    if (circuit && !circuit.allow()) { skip(503); continue; }
-    anyTried = true;
-    try {
-      const value = await withRetry(deps.retryPolicy(entry.provider), deadline, (s) => op(target, s), {
-        after(err, ms) {
-          attempts.push({ provider: entry.provider, model: entry.id, status: attemptStatus(err, signal), latency_ms: Math.round(ms) });
-          // A half-open probe gets one attempt: its failure re-opens the circuit at once.
-          return !circuit || circuit.state === CircuitState.Closed;
-        },
-      }, deps.random);
-      circuit?.record(false);
-      return { value, entry, index, attempts };
-    } catch (err) {
-      last = err;
-      // The circuit counts calls (after their retries), not attempts: N failed requests in a row open it.
-      if (circuit) { if (signal.aborted) circuit.release(); else circuit.record(isOutage(err)); }
-      // Past the deadline, no fallback gets a turn: the caller has waited as long as it was promised.
-      if (signal.aborted || deadline.expired || !worthFallback(err)) throw err;
-    }
-  }
-  if (!anyTried) {
-    // Every target was skipped: say why, without the latency of trying.
-    const open = attempts.some((a) => a.status === 503);
-    const names = chain.map((e) => `${e.provider}/${e.id}`).join(', ');
-    throw open
-      ? new GatewayError('upstream_unavailable', `No upstream available for ${names}: circuit open.`)
-      : new GatewayError('model_not_configured', `No provider of ${names} has a credential mounted.`, { param: 'model' });
-  }
-  throw last;
 }

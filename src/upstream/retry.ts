@@ -59,28 +59,30 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
 
 /**
  * One request's deadline, shared by every attempt, retry wait and fallback of
- * its upstream call. Its `signal` is what those attempts listen to: it fires
- * when the caller leaves, or when the deadline passes, which cuts short an
- * attempt still running. `done()` stops the clock once an upstream accepted
- * the call (or the call failed for good); an accepted stream still ends when
- * the caller leaves, through the same signal.
+ * its upstream call. It is itself the signal those attempts listen to: it
+ * fires when the caller leaves, or when the deadline passes, which cuts short
+ * an attempt still running (an exchange not yet on a socket fails at once, so
+ * nothing waits for a pool slot past the deadline). `done()` stops the clock
+ * once an upstream accepted the call (or the call failed for good); an
+ * accepted stream still ends when the caller leaves, through the same signal.
+ * No promise races the attempt: the abort is how the deadline arrives, which
+ * keeps a request that never reaches its deadline at one timer and no extra
+ * promises.
  */
-export class Deadline {
-  readonly signal = new ClientSignal();
+export class Deadline extends ClientSignal {
   expired = false;
-  /** Rejects with the deadline's error when it passes: an attempt not yet on a socket is not waited for either. */
-  readonly passed: Promise<never>;
   private readonly at: number;
   private readonly timer: NodeJS.Timeout;
 
   constructor(readonly ms: number, caller: ClientSignal) {
+    super();
     this.at = performance.now() + ms;
-    if (caller.aborted) this.signal.abort(); else caller.once('abort', () => this.signal.abort());
-    let fire!: (err: GatewayError) => void;
-    this.passed = new Promise<never>((_, fail) => { fire = fail; });
-    this.passed.catch(() => {});
-    this.timer = setTimeout(() => { this.expired = true; fire(this.error()); this.signal.abort(); }, ms);
+    if (caller.aborted) this.abort(); else caller.once('abort', () => this.abort());
+    this.timer = setTimeout(() => { this.expired = true; this.abort(); }, ms);
   }
+
+  /** What attempts listen to: the deadline itself. */
+  get signal(): ClientSignal { return this; }
 
   /** Milliseconds left; 0 or less once passed. */
   left(): number { return this.at - performance.now(); }
@@ -108,17 +110,17 @@ export async function withRetry<T>(
   for (let retry = 0; ; retry++) {
     const t0 = performance.now();
     try {
-      const value = await Promise.race([attempt(deadline.signal), deadline.passed]);
+      const value = await attempt(deadline);
       hooks.after(undefined, performance.now() - t0);
       return value;
     } catch (failure) {
       const err = deadline.expired ? deadline.error() : failure;
       const goOn = hooks.after(err, performance.now() - t0);
-      if (!goOn || deadline.signal.aborted || retry + 1 >= policy.max_attempts || !isRetryable(err)) throw err;
+      if (!goOn || deadline.aborted || retry + 1 >= policy.max_attempts || !isRetryable(err)) throw err;
       const wait = Math.max(backoffMs(policy, retry, random), retryAfterMs(err) ?? 0);
       // A wait that would end past the deadline is not worth starting: the caller gets the failure now.
       if (wait >= deadline.left()) throw err;
-      if (!(await pause(wait, deadline.signal))) throw err;
+      if (!(await pause(wait, deadline))) throw err;
     }
   }
 }
