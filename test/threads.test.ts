@@ -1,4 +1,5 @@
-// `sluice serve` with two gateway threads on one port: both threads serve,
+// `sluice serve` with two gateways on one port (threads under uWebSockets.js,
+// cluster processes under node:http): both serve,
 // a revocation and a rule change made through one reach the other at once
 // (the cache TTL and the rules poll are set to a minute, so only the threads'
 // own propagation can explain it), rate limits hold per process, not per
@@ -44,135 +45,138 @@ async function burst(url: string, key: string, n: number): Promise<number[]> {
   return statuses;
 }
 
-describe('two gateway threads in one process', () => {
-  let mock: OpenAIMock;
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  let dir: string;
-  let gw: SluiceProcess;
-  let admin: string;
+// Both front ends: uWebSockets.js runs the gateways as threads, node:http as cluster worker processes.
+for (const http of ['uws', 'node'] as const) {
+  describe(`two gateways in one sluice, ${http === 'uws' ? 'uWebSockets.js threads' : 'node:http cluster processes'}`, () => {
+    let mock: OpenAIMock;
+    let db: TestDatabase;
+    let pool: pg.Pool;
+    let dir: string;
+    let gw: SluiceProcess;
+    let admin: string;
 
-  before(async () => {
-    mock = await startOpenAIMock();
-    db = await createTestDatabase();
-    dir = mkdtempSync(join(tmpdir(), 'sluice-threads-'));
-    const configFile = join(dir, 'sluice.yaml');
-    const base = routingConfig(mock.url, {
-      server: { threads: 2 },
-      auth: { cache_ttl_ms: 60_000, last_used_flush_ms: 1_000 },
-      redis: { rules_poll_ms: 60_000 },
+    before(async () => {
+      mock = await startOpenAIMock();
+      db = await createTestDatabase();
+      dir = mkdtempSync(join(tmpdir(), 'sluice-threads-'));
+      const configFile = join(dir, 'sluice.yaml');
+      const base = routingConfig(mock.url, {
+        server: { threads: 2 },
+        auth: { cache_ttl_ms: 60_000, last_used_flush_ms: 1_000 },
+        redis: { rules_poll_ms: 60_000 },
+      });
+      const [acme, ...others] = base.organizations!;
+      writeFileSync(configFile, JSON.stringify({
+        ...base,
+        // A provider nothing listens for: one refused connection opens its circuit, on the thread that made it.
+        upstream: { circuit: { consecutive_failures: 1 } },
+        providers: { ...base.providers, down: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } } },
+        models: [...base.models!, { id: 'down-model', provider: 'down', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+        // The budget makes every thread seed its counter in the main thread's store while it starts.
+        organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM, budget_usd: { amount: 1_000, period: 'day' } } }],
+      }));
+      // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
+      gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, SLUICE_HTTP: http, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });
+      pool = new pg.Pool({ connectionString: db.url, max: 2 });
+      admin = (await createKey(pool, 'acme', 'admin', 'admin')).key;
     });
-    const [acme, ...others] = base.organizations!;
-    writeFileSync(configFile, JSON.stringify({
-      ...base,
-      // A provider nothing listens for: one refused connection opens its circuit, on the thread that made it.
-      upstream: { circuit: { consecutive_failures: 1 } },
-      providers: { ...base.providers, down: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } } },
-      models: [...base.models!, { id: 'down-model', provider: 'down', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
-      // The budget makes every thread seed its counter in the main thread's store while it starts.
-      organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM, budget_usd: { amount: 1_000, period: 'day' } } }],
-    }));
-    // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
-    gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });
-    pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    admin = (await createKey(pool, 'acme', 'admin', 'admin')).key;
-  });
 
-  after(async () => {
-    await gw.stop();
-    await pool.end();
-    await db.drop();
-    await mock.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    after(async () => {
+      await gw.stop();
+      await pool.end();
+      await db.drop();
+      await mock.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  test('both threads serve, and /metrics sums them', async () => {
-    for (let i = 0; i < 40; i++) assert.equal((await fresh(gw.url, admin, '/v1/chat/completions', chat('up-cheap'))).status, 200);
-    const text = (await fresh(gw.url, admin, '/metrics')).text;
-    const served = [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)].map((m) => Number(m[2]));
-    assert.equal(served.length, 2, text);
-    assert.ok(served.every((n) => n > 0), `each thread served some: ${served}`);
-    const total = Number(/^sluice_requests_total\{endpoint="chat",status="200"\} (\d+)/m.exec(text)?.[1]);
-    assert.equal(total, 40, 'the counters of both threads are summed');
-  });
+    test('both threads serve, and /metrics sums them', async () => {
+      for (let i = 0; i < 40; i++) assert.equal((await fresh(gw.url, admin, '/v1/chat/completions', chat('up-cheap'))).status, 200);
+      const text = (await fresh(gw.url, admin, '/metrics')).text;
+      const served = [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)].map((m) => Number(m[2]));
+      assert.equal(served.length, 2, text);
+      assert.ok(served.every((n) => n > 0), `each thread served some: ${served}`);
+      const total = Number(/^sluice_requests_total\{endpoint="chat",status="200"\} (\d+)/m.exec(text)?.[1]);
+      assert.equal(total, 40, 'the counters of both threads are summed');
+    });
 
-  test('a revocation made through one thread is refused by every thread at once', async () => {
-    const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'doomed' });
-    const key = created.body.key as string;
-    // Warm both threads' caches: with a 60 s TTL, a stale entry would keep answering 200.
-    for (let i = 0; i < 20; i++) assert.equal((await fresh(gw.url, key, '/v1/models')).status, 200);
-    assert.equal((await call(gw.url, admin, 'DELETE', `/v1/api-keys/${created.body.id}`)).status, 204);
-    const after = await Promise.all(Array.from({ length: 20 }, () => fresh(gw.url, key, '/v1/models')));
-    assert.deepEqual([...new Set(after.map((r) => r.status))], [401]);
-  });
+    test('a revocation made through one thread is refused by every thread at once', async () => {
+      const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'doomed' });
+      const key = created.body.key as string;
+      // Warm both threads' caches: with a 60 s TTL, a stale entry would keep answering 200.
+      for (let i = 0; i < 20; i++) assert.equal((await fresh(gw.url, key, '/v1/models')).status, 200);
+      assert.equal((await call(gw.url, admin, 'DELETE', `/v1/api-keys/${created.body.id}`)).status, 204);
+      const after = await Promise.all(Array.from({ length: 20 }, () => fresh(gw.url, key, '/v1/models')));
+      assert.deepEqual([...new Set(after.map((r) => r.status))], [401]);
+    });
 
-  test('a rule created through one thread routes on every thread at once', async () => {
-    assert.equal((await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'))).status, 404);
-    for (let i = 0; i < 20; i++) await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'));
-    const rule = await call(gw.url, admin, 'POST', '/v1/routes', { name: 'fresh', action_kind: 'pin', match: { requested_model: 'brand-new' }, action: { provider: 'up', model: 'up-cheap' } });
-    assert.equal(rule.status, 201);
-    const after = await Promise.all(Array.from({ length: 20 }, () => fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'), { 'gateway-trace': 'true' })));
-    assert.deepEqual([...new Set(after.map((r) => r.status))], [200]);
-    assert.ok(after.every((r) => r.body.gateway.route_reason === 'rule:fresh'));
-  });
+    test('a rule created through one thread routes on every thread at once', async () => {
+      assert.equal((await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'))).status, 404);
+      for (let i = 0; i < 20; i++) await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'));
+      const rule = await call(gw.url, admin, 'POST', '/v1/routes', { name: 'fresh', action_kind: 'pin', match: { requested_model: 'brand-new' }, action: { provider: 'up', model: 'up-cheap' } });
+      assert.equal(rule.status, 201);
+      const after = await Promise.all(Array.from({ length: 20 }, () => fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'), { 'gateway-trace': 'true' })));
+      assert.deepEqual([...new Set(after.map((r) => r.status))], [200]);
+      assert.ok(after.every((r) => r.body.gateway.route_reason === 'rule:fresh'));
+    });
 
-  test('an organisation\'s rpm holds for the process: exactly N requests across both threads', async () => {
-    const key = (await createKey(pool, 'limited', 'burst', 'admin')).key;
-    const before = await servedByThread(gw.url, admin);
-    // GCRA lets a burst of RPM in, then one every 6 s: the burst takes well under that.
-    const statuses = await burst(gw.url, key, 3 * RPM);
-    const served = await servedByThread(gw.url, admin);
-    assert.ok(served.every((n, i) => n - before[i]! >= 3), `both threads took requests: ${before} -> ${served}`);
-    assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
-    assert.equal(statuses.filter((s) => s === 429).length, 2 * RPM);
-  });
+    test('an organisation\'s rpm holds for the process: exactly N requests across both threads', async () => {
+      const key = (await createKey(pool, 'limited', 'burst', 'admin')).key;
+      const before = await servedByThread(gw.url, admin);
+      // GCRA lets a burst of RPM in, then one every 6 s: the burst takes well under that.
+      const statuses = await burst(gw.url, key, 3 * RPM);
+      const served = await servedByThread(gw.url, admin);
+      assert.ok(served.every((n, i) => n - before[i]! >= 3), `both threads took requests: ${before} -> ${served}`);
+      assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
+      assert.equal(statuses.filter((s) => s === 429).length, 2 * RPM);
+    });
 
-  test('a key\'s limits set through one thread hold on every thread at once, and its usage reads alike on both', async () => {
-    const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'limited-key' });
-    const key = created.body.key as string;
-    // With a 60 s poll, only the threads' own propagation can make the other thread know the new limit.
-    const patched = await call(gw.url, admin, 'PATCH', `/v1/api-keys/${created.body.id}`, { limits: { rpm: RPM } });
-    assert.equal(patched.status, 200, patched.text);
-    const statuses = await burst(gw.url, key, 3 * RPM);
-    assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
-    const usage = await Promise.all(Array.from({ length: 8 }, () => fresh(gw.url, admin, `/v1/api-keys/${created.body.id}/usage`)));
-    assert.deepEqual([...new Set(usage.map((u) => u.body.usage.key.requests.remaining))], [0], 'every thread reads the one store');
-  });
+    test('a key\'s limits set through one thread hold on every thread at once, and its usage reads alike on both', async () => {
+      const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'limited-key' });
+      const key = created.body.key as string;
+      // With a 60 s poll, only the threads' own propagation can make the other thread know the new limit.
+      const patched = await call(gw.url, admin, 'PATCH', `/v1/api-keys/${created.body.id}`, { limits: { rpm: RPM } });
+      assert.equal(patched.status, 200, patched.text);
+      const statuses = await burst(gw.url, key, 3 * RPM);
+      assert.equal(statuses.filter((s) => s === 200).length, RPM, `statuses ${statuses}`);
+      const usage = await Promise.all(Array.from({ length: 8 }, () => fresh(gw.url, admin, `/v1/api-keys/${created.body.id}/usage`)));
+      assert.deepEqual([...new Set(usage.map((u) => u.body.usage.key.requests.remaining))], [0], 'every thread reads the one store');
+    });
 
-  test('/metrics shows a circuit open on both threads as open (2), not as the sum of their states', async () => {
-    const before = await servedByThread(gw.url, admin);
-    const statuses = new Set<number>();
-    for (let i = 0; i < 20; i += 4) {
-      const batch = await Promise.all(Array.from({ length: 4 }, () => fresh(gw.url, admin, '/v1/chat/completions', chat('down-model'))));
-      for (const r of batch) statuses.add(r.status);
-    }
-    const served = await servedByThread(gw.url, admin);
-    assert.ok(served.every((n, i) => n - before[i]! >= 2), `both threads took some: ${before} -> ${served}`);
-    assert.deepEqual([...statuses].sort(), [502, 503], 'each thread failed once, then refused fast');
-    const text = (await fresh(gw.url, admin, '/metrics')).text;
-    const states = [...text.matchAll(/^sluice_upstream_circuit_state\{provider="down",origin="[^"]+"\} (\d+)/gm)].map((m) => Number(m[1]));
-    assert.deepEqual(states, [2], text.split('\n').filter((l) => l.includes('circuit_state')).join('\n'));
-  });
+    test('/metrics shows a circuit open on both threads as open (2), not as the sum of their states', async () => {
+      const before = await servedByThread(gw.url, admin);
+      const statuses = new Set<number>();
+      for (let i = 0; i < 20; i += 4) {
+        const batch = await Promise.all(Array.from({ length: 4 }, () => fresh(gw.url, admin, '/v1/chat/completions', chat('down-model'))));
+        for (const r of batch) statuses.add(r.status);
+      }
+      const served = await servedByThread(gw.url, admin);
+      assert.ok(served.every((n, i) => n - before[i]! >= 2), `both threads took some: ${before} -> ${served}`);
+      assert.deepEqual([...statuses].sort(), [502, 503], 'each thread failed once, then refused fast');
+      const text = (await fresh(gw.url, admin, '/metrics')).text;
+      const states = [...text.matchAll(/^sluice_upstream_circuit_state\{provider="down",origin="[^"]+"\} (\d+)/gm)].map((m) => Number(m[1]));
+      assert.deepEqual(states, [2], text.split('\n').filter((l) => l.includes('circuit_state')).join('\n'));
+    });
 
-  test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
-    mock.fault = 'slow-chunks';
-    mock.slowMs = 40;
-    const streams = Array.from({ length: 8 }, () => fresh(gw.url, admin, '/v1/chat/completions', {
-      ...chat('up-cheap'), stream: true, messages: [{ role: 'user', content: 'one two three four five six' }],
-    }));
-    await new Promise((ok) => setTimeout(ok, 60));
-    const exited = new Promise<number | null>((ok) => gw.child.once('exit', (code) => ok(code)));
-    gw.child.kill('SIGTERM');
-    const done = await Promise.all(streams);
-    for (const r of done) {
-      assert.equal(r.status, 200);
-      assert.ok(r.text.trimEnd().endsWith('data: [DONE]'), 'the stream finished');
-    }
-    assert.equal(await exited, 0);
-    mock.fault = 'none';
-    const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-    // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream, then the 8 streams.
-    assert.equal(Number(rows.rows[0]!.ids), 169, 'every request traced');
-    assert.equal(Number(rows.rows[0]!.n), 169, 'none twice');
+    test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
+      mock.fault = 'slow-chunks';
+      mock.slowMs = 40;
+      const streams = Array.from({ length: 8 }, () => fresh(gw.url, admin, '/v1/chat/completions', {
+        ...chat('up-cheap'), stream: true, messages: [{ role: 'user', content: 'one two three four five six' }],
+      }));
+      await new Promise((ok) => setTimeout(ok, 60));
+      const exited = new Promise<number | null>((ok) => gw.child.once('exit', (code) => ok(code)));
+      gw.child.kill('SIGTERM');
+      const done = await Promise.all(streams);
+      for (const r of done) {
+        assert.equal(r.status, 200);
+        assert.ok(r.text.trimEnd().endsWith('data: [DONE]'), 'the stream finished');
+      }
+      assert.equal(await exited, 0);
+      mock.fault = 'none';
+      const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
+      // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream, then the 8 streams.
+      assert.equal(Number(rows.rows[0]!.ids), 169, 'every request traced');
+      assert.equal(Number(rows.rows[0]!.n), 169, 'none twice');
+    });
   });
-});
+}

@@ -1,12 +1,10 @@
-// How many gateway threads `sluice serve` runs. uWebSockets.js threads share
-// one port through SO_REUSEPORT; node:http on Node 20 cannot bind a port twice
-// in one process, so the fallback front end always runs one thread.
+// How many gateways `sluice serve` runs: `server.threads`, by default one per
+// available core. uWebSockets.js runs them as threads sharing one port through
+// SO_REUSEPORT; node:http, which on Node 20 cannot bind a port twice in one
+// process, runs them as cluster worker processes (src/threads/gateway-peer.ts).
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/load-config.js';
-import type { HttpChoice } from '../http/create-server.js';
-import { loadUws } from '../http/uws-server.js';
 
-export function gatewayThreads(config: Config, http: HttpChoice): number {
-  if (http === 'node' || !loadUws()) return 1;
+export function gatewayThreads(config: Config): number {
   return config.server.threads ?? availableParallelism();
 }

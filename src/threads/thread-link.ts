@@ -6,11 +6,15 @@
 // when configured, reaches other instances; this reaches the threads of this one).
 // Without Redis (or while it is down), rate limits and budgets are counted by
 // the main thread's one store, which this link carries the calls to.
-import type { MessagePort } from 'node:worker_threads';
 import type { TraceRecord, TraceSink } from '../domain.js';
 import type { StoreCall } from '../limits/store.js';
 import { ThreadStore } from '../limits/thread-store.js';
 import type { Change, FromThread, MetricsJson, ToThread } from './protocol.js';
+
+/** The way to the main process: a worker thread's parentPort, or a cluster worker's IPC channel. */
+export interface MainPort {
+  postMessage(m: FromThread): void;
+}
 
 export interface ThreadListeners {
   keyRevoked(hash: Buffer): void;
@@ -29,7 +33,7 @@ export class ThreadLink implements TraceSink {
   /** Supplied by the app: this thread's own metrics, for the main thread's sum. */
   collect: () => Promise<MetricsJson> = async () => [];
 
-  constructor(private readonly port: MessagePort, readonly index: number) {}
+  constructor(private readonly port: MainPort, readonly index: number) {}
 
   /**
    * Never blocks: rows are batched per turn of the event loop and posted in

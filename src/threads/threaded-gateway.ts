@@ -1,10 +1,10 @@
-// The main thread of a multi-threaded sluice: it opens the database (starting
-// the embedded Postgres when there is no DATABASE_URL), runs the one trace
-// writer and spool of the process, starts N gateway threads on one port, sums
-// their metrics for /metrics, and on shutdown drains every thread before it
-// flushes traces and closes the database.
+// The main side of a sluice with several gateways: it opens the database
+// (starting the embedded Postgres when there is no DATABASE_URL), runs the one
+// trace writer and spool, starts N gateways on one port (threads under
+// uWebSockets.js, cluster worker processes under node:http; gateway-peer.ts),
+// sums their metrics for /metrics, and on shutdown drains every gateway before
+// it flushes traces and closes the database.
 import { createServer, type AddressInfo } from 'node:net';
-import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/load-config.js';
@@ -13,6 +13,8 @@ import { serveStoreCall } from '../limits/thread-store.js';
 import { exposeTraceMetrics, Metrics } from '../metrics.js';
 import { openDatabase } from '../store/database.js';
 import { TracePipeline } from '../traces/index.js';
+import { loadUws } from '../http/uws-server.js';
+import { spawnProcess, spawnThread, type GatewayPeer } from './gateway-peer.js';
 import type { FromThread, MetricsJson, ThreadStart, ToThread } from './protocol.js';
 
 /** What every thread is started with, less what the main thread decides (its index, the database it opened). */
@@ -30,8 +32,6 @@ export interface ThreadedGateway {
   databaseUrl: string;
   close(): Promise<void>;
 }
-
-const WORKER = new URL('./gateway.worker.js', import.meta.url);
 
 function freePort(host: string): Promise<number> {
   return new Promise((ok, fail) => {
@@ -53,10 +53,14 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   // Rate limits and budgets hold per instance: without Redis (or while it is down) every thread counts here.
   const limitStore = new LocalStore();
 
-  const threads: Worker[] = [];
+  const threads: GatewayPeer[] = [];
+  /** Every gateway started, ready or not: a failed start ends the processes among them. */
+  const spawned: GatewayPeer[] = [];
   const collecting = new Map<number, { want: number; parts: MetricsJson[]; done: (parts: MetricsJson[]) => void }>();
   let nextCollect = 0;
-  const send = (w: Worker, m: ToThread) => w.postMessage(m);
+  const send = (w: GatewayPeer, m: ToThread) => w.send(m);
+  // uWebSockets.js shares the port between threads; node:http needs a process per gateway.
+  const asProcesses = o.http === 'node' || !loadUws();
 
   /** Every thread's metrics and the main thread's, summed into one Prometheus text. */
   async function metricsText(): Promise<string> {
@@ -73,7 +77,7 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   const applying = new Map<number, { left: number; done: () => void }>();
   let nextApply = 0;
 
-  function onMessage(w: Worker, m: FromThread): void {
+  function onMessage(w: GatewayPeer, m: FromThread): void {
     if (m.type === 'limits') {
       const value = serveStoreCall(limitStore, m.call);
       if (m.id < 0) return;
@@ -108,19 +112,22 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     }
   }
 
-  function spawn(index: number, port: number): Promise<{ worker: Worker; port: number; http: 'uws' | 'node' }> {
+  function spawn(index: number, port: number): Promise<{ worker: GatewayPeer; port: number; http: 'uws' | 'node' }> {
     const start: ThreadStart = {
       index, configPath: o.configPath, databaseUrl: db.url, redisUrl: o.redisUrl, dataDir: o.dataDir,
       host: o.host, port, http: o.http, logLevel: o.logLevel,
     };
-    const worker = new Worker(WORKER, { workerData: start });
+    const worker = asProcesses ? spawnProcess(start) : spawnThread(start);
+    spawned.push(worker);
     return new Promise((ok, fail) => {
-      worker.on('message', (m: FromThread) => {
+      worker.onMessage((m: FromThread) => {
         if (m.type === 'ready') ok({ worker, port: m.port, http: m.http });
         else if (m.type === 'failed') fail(new Error(`gateway thread ${index}: ${m.message}`));
         else onMessage(worker, m);
       });
-      worker.once('error', (err) => { o.log.error({ err, thread: index }, 'gateway thread failed'); fail(err); });
+      worker.onError((err) => { o.log.error({ err, thread: index }, 'gateway thread failed'); fail(err); });
+      // Before ready only: a gateway process that dies while starting fails the start instead of hanging it.
+      worker.onExit(() => fail(new Error(`gateway thread ${index} exited while starting`)));
     });
   }
 
@@ -132,22 +139,24 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     threads.push(first.worker);
     const rest = await Promise.all(Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port)));
     threads.push(...rest.map((r) => r.worker));
-    o.log.info({ port: first.port, http: first.http, threads: o.threads, embeddedPostgres: db.embedded }, 'sluice listening');
+    o.log.info({ port: first.port, http: first.http, threads: o.threads, processes: asProcesses, embeddedPostgres: db.embedded }, 'sluice listening');
     return {
       port: first.port,
       databaseUrl: db.url,
       async close() {
         await Promise.all(threads.map((w) => new Promise<void>((ok) => {
-          w.on('message', (m: FromThread) => { if (m.type === 'closed') ok(); });
-          w.once('exit', () => ok());
+          w.onMessage((m: FromThread) => { if (m.type === 'closed') ok(); });
+          w.onExit(() => ok());
           send(w, { type: 'drain' });
         })));
+        for (const w of threads) w.end();
         await limitStore.close();
         await pipeline.close();
         await db.close();
       },
     };
   } catch (err) {
+    for (const w of spawned) w.end();
     await limitStore.close();
     await pipeline.close().catch(() => {});
     await db.close().catch(() => {});
