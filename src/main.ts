@@ -59,14 +59,28 @@ program.command('serve')
     }
     const front = http ?? config.server.http;
     const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
-    const threads = gatewayThreads(config, front);
-    if (threads < (config.server.threads ?? 1)) log.warn({ threads }, 'the node:http front end runs one gateway thread; server.threads is ignored');
-    const app = threads > 1
-      ? await startThreaded({
+    const threads = gatewayThreads(config);
+    // The handlers go in before anything starts: the port answers (and "listening" is logged)
+    // before start() returns, and a SIGTERM with no handler yet kills the process outright,
+    // leaving an embedded Postgres running. A signal during start waits for it, then drains.
+    let stopping = false;
+    // Assigned in this same tick, before any signal can be handled.
+    let starting!: Promise<{ close(): Promise<void> }>;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'draining');
+      starting.then((app) => app.close())
+        .then(() => { log.info('stopped'); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    starting = threads > 1
+      ? startThreaded({
         config, configPath: o.config ?? env.SLUICE_CONFIG, threads, databaseUrl: databaseUrl(), redisUrl: redisUrl(),
         dataDir: defaultDataDir(env), host: config.server.host, port: listenPort, http: front, logLevel: env.LOG_LEVEL ?? 'info', log,
       })
-      : await startApp({
+      : startApp({
         config,
         databaseUrl: databaseUrl(),
         redisUrl: redisUrl(),
@@ -75,15 +89,7 @@ program.command('serve')
         http: front,
         logger: log,
       });
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'draining');
-      app.close().then(() => { log.info('stopped'); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    await starting;
   });
 
 const keys = program.command('keys').description('manage API keys');

@@ -69,7 +69,9 @@ function processesMentioning(needle: string): number[] {
 }
 
 describe('SIGTERM to `npm start`', () => {
-  test('stops sluice and its embedded Postgres: no orphans', { timeout: 60_000 }, async () => {
+  // `when` picks the log line that triggers the signal: once listening, or while the
+  // gateways are still starting (the embedded Postgres is already up by then).
+  async function stopsCleanly(when: (line: string) => boolean): Promise<void> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-npm-start-'));
     const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' };
     delete env.DATABASE_URL;
@@ -78,18 +80,19 @@ describe('SIGTERM to `npm start`', () => {
     const npm = spawn('npm', ['start', '--ignore-scripts', '--', '--port', '0'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const log: string[] = [];
     npm.stderr!.on('data', (d: Buffer) => log.push(d.toString()));
+    const exited = once(npm, 'exit') as Promise<[number | null]>;
     try {
       await new Promise<void>((ok, fail) => {
-        const t = setTimeout(() => fail(new Error(`npm start did not come up:\n${log.join('')}`)), 40_000);
+        const t = setTimeout(() => fail(new Error(`npm start did not reach the signal point:\n${log.join('')}`)), 40_000);
         npm.once('exit', (code) => { clearTimeout(t); fail(new Error(`npm exited with ${code}:\n${log.join('')}`)); });
         createInterface({ input: npm.stdout! }).on('line', (line) => {
           log.push(line);
-          if (line.includes('"msg":"sluice listening"')) { clearTimeout(t); ok(); }
+          if (when(line)) { clearTimeout(t); ok(); }
         });
       });
       assert.ok(processesMentioning(join(dataDir, 'pg')).length > 0, 'the embedded Postgres runs under the data dir');
       npm.kill('SIGTERM');
-      const [code] = await once(npm, 'exit') as [number | null];
+      const [code] = await exited;
       assert.equal(code, 0, log.join('\n'));
       assert.ok(log.some((l) => l.includes('"msg":"stopped"')), 'sluice drained and stopped');
       // Postgres's own children exit a moment after the postmaster.
@@ -99,5 +102,12 @@ describe('SIGTERM to `npm start`', () => {
       for (const pid of processesMentioning(dataDir)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }
+
+  test('stops sluice and its embedded Postgres: no orphans', { timeout: 60_000 }, () =>
+    stopsCleanly((line) => line.includes('"msg":"sluice listening"')));
+
+  // The example config's demo provider warns from each gateway as it starts, before "listening".
+  test('a SIGTERM while the gateways start waits for them, then drains: no orphans', { timeout: 60_000 }, () =>
+    stopsCleanly((line) => line.includes('demo `mock` provider')));
 });
