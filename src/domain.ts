@@ -57,6 +57,12 @@ export interface ChatRequest {
   seed?: number;
   user?: string;
   raw: Record<string, unknown>;
+  /**
+   * The caller's body text, set only while the messages going upstream are the
+   * caller's own (nothing redacted): an OpenAI-compatible upstream then gets it
+   * with only the model replaced, rather than a re-serialisation.
+   */
+  rawText?: string;
 }
 
 export interface EmbeddingsRequest {

@@ -11,7 +11,7 @@ import { streamChat } from './chat-stream.js';
 import { dryRunBody } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
 import { guardMessages } from './guard-input.js';
-import { readJsonObject } from './read-json.js';
+import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
@@ -20,7 +20,8 @@ import { admitAndRoute } from './limits-stage.js';
 
 export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
   await authenticate(svc, ctx, req);
-  const chat = parseChatRequest(await readJsonObject(req));
+  const body = await readJsonText(req);
+  const chat = parseChatRequest(body.value);
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = chat.model;
   ctx.trace.streamed = chat.stream;
@@ -30,7 +31,9 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const route = await admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
 
   const guarded = await guardMessages(svc, ctx, chat.messages);
-  const upstreamReq: ChatRequest = { ...chat, messages: guarded.messages };
+  const upstreamReq: ChatRequest = guarded.messages === chat.messages
+    ? { ...chat, rawText: body.text }
+    : { ...chat, messages: guarded.messages };
 
   if (dryRun) {
     ctx.trace.dry_run = true;
@@ -63,7 +66,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   completion.model = route.entry.id;
   completion.usage ??= usage;
   if (wantBlock) completion.gateway = gatewayBlock(ctx);
-  const body = JSON.stringify(completion);
+  const reply = JSON.stringify(completion);
   if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
-  sendJson(res, 200, body, ctx.requestId, headers);
+  sendJson(res, 200, reply, ctx.requestId, headers);
 }

@@ -1,6 +1,9 @@
 // OpenAI-compatible upstreams take the caller's body almost as sent: the model is
 // replaced, and streams ask for usage so that the final chunk can always carry it.
+// Where policy changed nothing, that is the caller's own text with those values
+// spliced in, which also keeps every member byte for byte.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import { memberSpans, spliceText } from '../json-members.js';
 import { joinUrl } from '../url.js';
 
 function headers(target: UpstreamTarget): Record<string, string> {
@@ -10,14 +13,45 @@ function headers(target: UpstreamTarget): Record<string, string> {
 }
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
+  const url = joinUrl(target.baseUrl, 'chat/completions');
+  const spliced = req.rawText === undefined ? undefined : splicedChatBody(target, req, req.rawText);
+  if (spliced !== undefined) return { url, method: 'POST', headers: headers(target), body: spliced };
   // Rest destructuring rather than `delete`, which would drop the object into V8's slow dictionary mode.
   const { stream: _stream, stream_options: streamOptions, ...rest } = req.raw;
   const body: Record<string, unknown> = { ...rest, model: target.model, messages: req.messages };
   if (req.stream) {
     body.stream = true;
-    body.stream_options = { ...(streamOptions as object | undefined), include_usage: true };
+    body.stream_options = withUsage(streamOptions);
   }
-  return { url: joinUrl(target.baseUrl, 'chat/completions'), method: 'POST', headers: headers(target), body: JSON.stringify(body) };
+  return { url, method: 'POST', headers: headers(target), body: JSON.stringify(body) };
+}
+
+function withUsage(streamOptions: unknown): Record<string, unknown> {
+  return { ...(streamOptions as object | undefined), include_usage: true };
+}
+
+/**
+ * The same body as above, made from the caller's text: every member as the
+ * caller wrote it, the model replaced and, for a stream, usage asked for.
+ * Undefined (re-serialise instead) where the text cannot be spliced safely, or
+ * where the body above drops a member: `stream_options` without a stream.
+ */
+function splicedChatBody(target: UpstreamTarget, req: ChatRequest, text: string): string | undefined {
+  const spans = memberSpans(text);
+  const model = spans?.get('model');
+  if (!spans || !model) return undefined;
+  const options = spans.get('stream_options');
+  let modelText = JSON.stringify(target.model);
+  const edits: Array<readonly [number, number, string]> = [];
+  if (!req.stream) {
+    if (options) return undefined;
+  } else if ((req.raw.stream_options as { include_usage?: unknown } | undefined)?.include_usage !== true) {
+    const asked = JSON.stringify(withUsage(req.raw.stream_options));
+    if (options) edits.push([options[0], options[1], asked]);
+    else modelText += `,"stream_options":${asked}`;
+  }
+  edits.push([model[0], model[1], modelText]);
+  return spliceText(text, edits);
 }
 
 /** Always float from the upstream: the gateway encodes base64 itself so both encodings carry identical values. */

@@ -1,0 +1,83 @@
+// The OpenAI-compatible chat body made by splicing the caller's text must mean
+// exactly what the re-serialised body means, for any body JSON.parse accepts.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ChatRequest, UpstreamTarget } from '../src/domain.js';
+import { parseChatRequest } from '../src/pipeline/chat-request.js';
+import { memberSpans, spliceText } from '../src/providers/json-members.js';
+import { chatRequest } from '../src/providers/openai-compatible/request.js';
+
+const target: UpstreamTarget = { kind: 'openai', provider: 'openai', baseUrl: 'http://up.invalid/v1', model: 'gpt-"4o"\\mini', apiKey: 'k' };
+
+function both(text: string): { spliced: string; serialised: string } {
+  const chat = parseChatRequest(JSON.parse(text) as Record<string, unknown>);
+  const spliced = chatRequest(target, { ...chat, rawText: text } as ChatRequest).body;
+  const serialised = chatRequest(target, chat).body;
+  return { spliced, serialised };
+}
+
+/** What the re-serialised body drops and the spliced one keeps as the caller wrote it. */
+function withoutFalseStream(v: Record<string, unknown>): Record<string, unknown> {
+  if (v.stream !== false) return v;
+  const { stream: _s, ...rest } = v;
+  return rest;
+}
+
+const bodies: Record<string, string> = {
+  'model first, compact': '{"model":"m","messages":[{"role":"user","content":"hi"}]}',
+  'model last, spaced': ' {\n\t"messages" : [ { "role" : "user" , "content" : "a } ] { [ \\" \\\\" } ] ,\r\n "model" : "m" } ',
+  'escaped quotes before the model': '{"messages":[{"role":"user","content":"say \\"model\\": \\"x\\", \\\\"}],"model":"m","temperature":0.5}',
+  'nested objects and arrays': '{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"[{]}"}]}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"array","items":{}}}}}}],"logit_bias":{"1":-1},"metadata":{}}',
+  'scalars of every kind': '{"n":2,"seed":-7,"top_p":1e-3,"logprobs":true,"metadata":null,"model":"m","messages":[{"role":"user","content":null}],"x":false}',
+  'unicode and escapes': '{"model":"m","messages":[{"role":"user","content":"é 漢字 😀 \\u00e9 \\ud83d\\ude00 \\n\\t\\/"}]}',
+  'a stream without options': '{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}',
+  'a stream with other options': '{"stream_options":{"foo":1},"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}',
+  'a stream already asking for usage': '{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}',
+  'a stream refusing usage': '{"model":"m","stream":true,"stream_options":{"include_usage":false},"messages":[{"role":"user","content":"x"}]}',
+  'stream false': '{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}',
+  'an unknown field from the future': '{"model":"m","messages":[{"role":"user","content":"x"}],"future_field":{"deep":[1,{"a":"]"}]}}',
+};
+
+describe('the spliced OpenAI-compatible chat body', () => {
+  for (const [name, text] of Object.entries(bodies)) {
+    test(`${name}: means what the re-serialised body means`, () => {
+      const { spliced, serialised } = both(text);
+      // The caller's own text of every other member is in the body (re-serialising would normalise some).
+      for (const [key, [start, end]] of memberSpans(text)!) {
+        if (key !== 'model' && key !== 'stream_options') assert.ok(spliced.includes(text.slice(start, end)), key);
+      }
+      assert.deepEqual(withoutFalseStream(JSON.parse(spliced) as Record<string, unknown>), JSON.parse(serialised));
+    });
+  }
+
+  test('keeps the caller\'s bytes apart from the replaced values', () => {
+    const text = '{"model":"m", "messages":[{"role":"user","content":"1.0e+2 \\u00e9"}],"temperature":1.0}';
+    assert.equal(both(text).spliced, `{"model":${JSON.stringify(target.model)}, "messages":[{"role":"user","content":"1.0e+2 \\u00e9"}],"temperature":1.0}`);
+  });
+
+  test('falls back to re-serialising where splicing would disagree with JSON.parse', () => {
+    for (const text of [
+      '{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b"}', // repeated key: JSON.parse keeps the last
+      '{"mod\\u0065l":"a","messages":[{"role":"user","content":"x"}]}', // escaped key
+      '{"model":"m","stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}', // dropped without a stream
+    ]) {
+      const { spliced, serialised } = both(text);
+      assert.equal(spliced, serialised, text);
+    }
+  });
+});
+
+describe('memberSpans', () => {
+  test('finds every top-level member, whatever its value holds', () => {
+    const text = '{ "a" : "x\\"}" , "b":[1,[2],{"c":"]"}],"d":{"e":{}} ,"f":-1.5e3,"g":true,"h":null}';
+    const spans = memberSpans(text)!;
+    const values = Object.fromEntries([...spans].map(([k, [s, e]]) => [k, JSON.parse(text.slice(s, e)) as unknown]));
+    assert.deepEqual(values, JSON.parse(text));
+    assert.deepEqual(memberSpans('{}'), new Map());
+    assert.equal(memberSpans('[1]'), undefined);
+  });
+
+  test('spliceText applies edits in any order', () => {
+    assert.equal(spliceText('0123456789', [[7, 9, 'b'], [1, 3, 'a']]), '0a3456b9');
+  });
+});
