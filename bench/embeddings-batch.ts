@@ -1,10 +1,10 @@
 // Gateway time for a 100-input embeddings batch, without the network: request
-// validation and translation, then the answer (upstream JSON parse, count check,
-// encoding, reply serialisation), at 256 and 1536 dimensions, in both encodings.
+// validation and translation, then the answer (reading the upstream text, count
+// check, encoding, reply), at 256 and 1536 dimensions, in both encodings.
 import assert from 'node:assert/strict';
 import { Bench } from 'tinybench';
 import { openaiCompatible } from '../src/providers/openai-compatible/index.js';
-import { decodeBase64, embeddingItems, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
+import { decodeBase64, embeddingDataJson, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { parseEmbeddingsRequest } from '../src/pipeline/embeddings-request.js';
 
 const INPUTS = 100;
@@ -19,9 +19,10 @@ function upstreamBody(dims: number): string {
 function gateway(raw: Record<string, unknown>, body: string): string {
   const req = parseEmbeddingsRequest(raw);
   openaiCompatible.embeddingsRequest!(target, req);
-  const result = openaiCompatible.embeddingsResponse!(JSON.parse(body));
+  const result = openaiCompatible.embeddingsText!(body);
   expectOneVectorPerInput(result.vectors, req.input.length);
-  return JSON.stringify({ object: 'list', data: embeddingItems(result.vectors, req.encoding_format), model: target.model, usage: result.usage });
+  const rest = JSON.stringify({ model: target.model, usage: result.usage });
+  return `{"object":"list","data":${embeddingDataJson(result.vectors, req.encoding_format)},${rest.slice(1)}`;
 }
 
 const bench = new Bench({ time: 1_000 });

@@ -225,8 +225,14 @@ export interface UpstreamErrorDetails {
   code?: string | null;
 }
 
+/**
+ * One embedding: the float vector, or the upstream's own JSON text of it (an
+ * array of JSON numbers, checked), which a float answer passes on unparsed.
+ */
+export type EmbeddingVector = number[] | string;
+
 export interface EmbeddingsResult {
-  vectors: number[][];
+  vectors: EmbeddingVector[];
   usage: { prompt_tokens: number; total_tokens: number };
 }
 
@@ -248,6 +254,8 @@ export interface ProviderAdapter {
   credentialRejected?(status: number, body: string): boolean;
   /** Absent when the provider has no embeddings API (-> embeddings_unsupported). */
   embeddingsRequest?(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest;
+  /** The answer from its text, where that beats parsing it all (JSON.parse then embeddingsResponse is the default). */
+  embeddingsText?(text: string): EmbeddingsResult;
   embeddingsResponse?(body: unknown): EmbeddingsResult;
 }
 

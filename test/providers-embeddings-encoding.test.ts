@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayError } from '../src/errors.js';
-import { decodeBase64, embeddingItems, encodeBase64, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
+import { decodeBase64, embeddingDataJson, encodeBase64, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
+import { openaiCompatible } from '../src/providers/openai-compatible/index.js';
 
 /** Decodes with Buffer's explicit little-endian reader, independently of the module under test. */
 function readLE(b64: string): number[] {
@@ -33,16 +34,20 @@ describe('embeddings encoding', () => {
     assert.deepEqual(readLE(encodeBase64(vector)), vector);
   });
 
-  it('builds the data array in input order, in the asked encoding', () => {
+  it('builds the data array in input order, in the asked encoding, from floats or the upstream\'s text', () => {
     const vectors = [[1, 2], [0.5], [-0.25, 0]];
-    assert.deepEqual(embeddingItems(vectors, 'float'), [
-      { object: 'embedding', index: 0, embedding: [1, 2] },
-      { object: 'embedding', index: 1, embedding: [0.5] },
-      { object: 'embedding', index: 2, embedding: [-0.25, 0] },
-    ]);
-    const b64 = embeddingItems(vectors, 'base64');
-    assert.deepEqual(b64.map((it) => it.index), [0, 1, 2]);
-    assert.deepEqual(b64.map((it) => readLE(it.embedding as string)), vectors);
+    for (const given of [vectors, ['[1,2]', '[ 0.5 ]', '[-2.5e-1, 0]'], [[1, 2], '[0.5]', [-0.25, 0]]]) {
+      assert.deepEqual(JSON.parse(embeddingDataJson(given, 'float')), [
+        { object: 'embedding', index: 0, embedding: [1, 2] },
+        { object: 'embedding', index: 1, embedding: [0.5] },
+        { object: 'embedding', index: 2, embedding: [-0.25, 0] },
+      ]);
+      const b64 = JSON.parse(embeddingDataJson(given, 'base64')) as Array<{ index: number; embedding: string }>;
+      assert.deepEqual(b64.map((it) => it.index), [0, 1, 2]);
+      assert.deepEqual(b64.map((it) => readLE(it.embedding)), vectors);
+    }
+    // The upstream's text goes out as it came: no re-printing of its digits.
+    assert.equal(embeddingDataJson(['[0.10, 1E2]'], 'float'), '[{"object":"embedding","index":0,"embedding":[0.10, 1E2]}]');
   });
 
   it('fails a batch without one vector per input', () => {
@@ -54,3 +59,38 @@ describe('embeddings encoding', () => {
     }
   });
 });
+
+describe('reading an OpenAI embeddings answer from its text', () => {
+  const { embeddingsText, embeddingsResponse } = openaiCompatible;
+  const answer = (data: string) => `{"object":"list","data":${data},"model":"m","usage":{"prompt_tokens":7,"total_tokens":7}}`;
+
+  it('keeps each vector\'s own text, ordered by index, and reads the usage', () => {
+    const text = answer('[{"object":"embedding","index":1,"embedding":[0.25,-1e-3]},\n {"object":"embedding", "index":0, "embedding" : [ 1.50 , 2 ]}]');
+    const r = embeddingsText!(text);
+    assert.deepEqual(r.vectors, ['[ 1.50 , 2 ]', '[0.25,-1e-3]']);
+    assert.deepEqual(r.usage, { prompt_tokens: 7, total_tokens: 7 });
+    // The same values as the ordinary reading.
+    assert.deepEqual(r.vectors.map((v) => JSON.parse(v as string)), embeddingsResponse!(JSON.parse(text)).vectors);
+  });
+
+  it('reads the ordinary way what it cannot vouch for, and still refuses what is not floats', () => {
+    const cases: Array<[string, unknown]> = [
+      // A key elsewhere named "embedding": the placeholders do not line up with the items.
+      [answer('[{"index":0,"embedding":[1]}]').replace('"model":"m"', '"model":"m","embedding":[9]'), [[1]]],
+      // An escaped quote in a key ending in embedding.
+      [answer('[{"index":0,"x\\"embedding":[5],"embedding":[1]}]'), [[1]]],
+      // Not all numbers: no longer plain vector text, so parsed (and passed on) as before.
+      [answer('[{"index":0,"embedding":[1,null]}]'), [[1, null]]],
+      // Not JSON at all (a no-break space is not JSON whitespace): never passed on as text.
+      [answer('[{"index":0,"embedding":[1,\u00a02]}]'), undefined],
+    ];
+    for (const [text, vectors] of cases) {
+      if (vectors === undefined) { assert.throws(() => embeddingsText!(text), SyntaxError); continue; }
+      assert.deepEqual(embeddingsText!(text).vectors, vectors, text);
+    }
+    for (const data of ['[{"index":0,"embedding":"AACAPw=="}]', '[{"index":0}]', '[3]']) {
+      assert.throws(() => embeddingsText!(answer(data)), (err: unknown) => err instanceof GatewayError && err.code === 'upstream_error', data);
+    }
+  });
+});
+

@@ -4,7 +4,7 @@
 import type { ModelEntry } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse } from '../http/types.js';
-import { embeddingItems, expectOneVectorPerInput } from '../providers/embeddings-encoding.js';
+import { embeddingDataJson, expectOneVectorPerInput } from '../providers/embeddings-encoding.js';
 import { hasEmbeddings } from '../providers/registry.js';
 import { costUsd, estimateTextTokens } from '../routing/token-estimate.js';
 import { parseEmbeddingsRequest } from './embeddings-request.js';
@@ -52,13 +52,12 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   ctx.trace.total_tokens = prompt;
   ctx.trace.cost_usd = costUsd(entry.pricing, prompt, 0);
   ctx.trace.status_code = 200;
-  const body = JSON.stringify({
-    object: 'list',
-    data: embeddingItems(result.vectors, emb.encoding_format),
+  const rest = JSON.stringify({
     model: entry.id,
     usage: { prompt_tokens: prompt, total_tokens: prompt },
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
+  const body = `{"object":"list","data":${embeddingDataJson(result.vectors, emb.encoding_format)},${rest.slice(1)}`;
   if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
   sendJson(res, 200, body, ctx.requestId, headers);
 }

@@ -1,6 +1,7 @@
 // The embeddings answer, whatever the upstream: the gateway always asks for
 // float vectors and encodes base64 itself, so both encodings carry the same
 // float32 values, and a short batch fails the whole call.
+import type { EmbeddingVector } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
 // OpenAI's base64 is the little-endian bytes of a float32 array. Typed arrays use
@@ -32,13 +33,19 @@ export function expectOneVectorPerInput(vectors: readonly unknown[], inputs: num
   }
 }
 
-export interface EmbeddingItem {
-  object: 'embedding';
-  index: number;
-  embedding: number[] | string;
-}
-
-/** The OpenAI `data` array, in input order, in the encoding the caller asked for. */
-export function embeddingItems(vectors: readonly number[][], format: 'float' | 'base64'): EmbeddingItem[] {
-  return vectors.map((v, index) => ({ object: 'embedding', index, embedding: format === 'base64' ? encodeBase64(v) : v }));
+/**
+ * The OpenAI `data` array as JSON text, in input order, in the encoding the
+ * caller asked for. Written out by hand because a vector the upstream sent as
+ * text (EmbeddingVector) goes in as that text, with no parse and re-print.
+ */
+export function embeddingDataJson(vectors: readonly EmbeddingVector[], format: 'float' | 'base64'): string {
+  let out = '[';
+  for (let index = 0; index < vectors.length; index++) {
+    const v = vectors[index]!;
+    const embedding = format === 'base64'
+      ? `"${encodeBase64(typeof v === 'string' ? JSON.parse(v) as number[] : v)}"`
+      : typeof v === 'string' ? v : JSON.stringify(v);
+    out += `${index ? ',' : ''}{"object":"embedding","index":${index},"embedding":${embedding}}`;
+  }
+  return `${out}]`;
 }

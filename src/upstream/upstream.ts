@@ -113,6 +113,9 @@ export class Upstream {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
     }
     const up = adapter.embeddingsRequest(target, req);
+    if (adapter.embeddingsText) {
+      return { result: (await requestJson(this.pools, adapter, up, signal, adapter.embeddingsText)).body as EmbeddingsResult, sent: up.body };
+    }
     return { result: adapter.embeddingsResponse((await requestJson(this.pools, adapter, up, signal)).body), sent: up.body };
   }
 }

@@ -1,4 +1,4 @@
-import type { ChatCompletion, EmbeddingsResult, Usage } from '../../domain.js';
+import type { ChatCompletion, EmbeddingVector, EmbeddingsResult, Usage } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
 
@@ -22,13 +22,46 @@ export function chatResponse(body: unknown): ChatCompletion {
   return body as ChatCompletion;
 }
 
+// A batch of 100 × 1536 floats is about 2 MB of text: parsing it and writing it
+// back out costs milliseconds, most of an embeddings call. A float answer needs
+// neither: each vector's text is cut out and checked to be numbers only, and
+// the rest (indexes, usage) is parsed with a numbered placeholder per vector.
+// JSON's own whitespace and number grammar, not \s: the text goes out as it came.
+const VECTOR_MEMBER = /"embedding"[ \t\n\r]*:[ \t\n\r]*(\[[^\][{}"]*\])/g;
+const NUMBER = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+const NUMBER_ARRAY = new RegExp(String.raw`^\[[ \t\n\r]*(?:${NUMBER}[ \t\n\r]*(?:,[ \t\n\r]*${NUMBER}[ \t\n\r]*)*)?\]$`);
+
+/**
+ * The embeddings answer from its text, the vectors left as their own JSON text.
+ * Anything the shortcut cannot vouch for (a placeholder out of place, a vector
+ * that is not plain numbers) is read the ordinary way instead.
+ */
+export function embeddingsText(text: string): EmbeddingsResult {
+  const texts: string[] = [];
+  const skeleton = text.replace(VECTOR_MEMBER, (_m, vector: string) => `"embedding":${texts.push(vector) - 1}`);
+  let body: unknown;
+  try { body = JSON.parse(skeleton); } catch { body = undefined; }
+  const data = isObj(body) && Array.isArray(body.data) ? body.data : undefined;
+  const placed = data?.length === texts.length && data.every((it, i) => isObj(it) && it.embedding === i)
+    && texts.every((t) => NUMBER_ARRAY.test(t));
+  if (!placed) return embeddingsResponse(JSON.parse(text));
+  return result(body as Record<string, unknown>, (it) => texts[it.embedding as number]!);
+}
+
 export function embeddingsResponse(body: unknown): EmbeddingsResult {
   if (!isObj(body) || !Array.isArray(body.data)) throw new GatewayError('upstream_error', 'The upstream returned no embeddings.');
-  // OpenAI documents `index` on each item; order by it rather than trusting array order.
-  const items = [...body.data].sort((a, b) => (Number(a?.index) || 0) - (Number(b?.index) || 0));
-  const vectors = items.map((it) => {
-    if (!isObj(it) || !Array.isArray(it.embedding)) throw new GatewayError('upstream_error', 'An embedding item has no float vector.');
+  return result(body, (it) => {
+    if (!Array.isArray(it.embedding)) throw new GatewayError('upstream_error', 'An embedding item has no float vector.');
     return it.embedding as number[];
+  });
+}
+
+function result(body: Record<string, unknown>, vector: (item: Record<string, unknown>) => EmbeddingVector): EmbeddingsResult {
+  // OpenAI documents `index` on each item; order by it rather than trusting array order.
+  const items = [...(body.data as unknown[])].sort((a, b) => (Number(isObj(a) && a.index) || 0) - (Number(isObj(b) && b.index) || 0));
+  const vectors = items.map((it) => {
+    if (!isObj(it)) throw new GatewayError('upstream_error', 'An embedding item has no float vector.');
+    return vector(it);
   });
   const usage = readUsage(body.usage);
   return { vectors, usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens || usage.prompt_tokens } };
