@@ -40,6 +40,12 @@ export async function streamChat(
   const writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
   const out = new SseOut(res, ctx, upstream.headers);
   const cut = (code: 'upstream_error' | 'content_blocked', message: string) => out.abort(code, sseErrorEvent(code, message, ctx.requestId));
+  const block = (category: string) => {
+    const message = `The output was blocked by moderation (${category}).`;
+    // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
+    if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
+    return cut('content_blocked', message);
+  };
 
   for await (const batch of batches) {
     for (const ev of batch) {
@@ -48,6 +54,15 @@ export async function streamChat(
         return cut('upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;
+      // Chunked moderation reads an unparsed chunk's content off its text where it can (pushPlain).
+      const plain = moderator && ev.plain && !storePayload ? moderator.pushPlain(ev.raw!, ev.plain.prefix.length) : undefined;
+      if (plain) {
+        if (plain.blocked) return block(plain.category);
+        acc.skim(ev, plain.seen);
+        const raw = plain.raw;
+        if (raw !== undefined) out.add(writer.plainLine({ raw, plain: ev.plain, get chunk() { return JSON.parse(raw) as ChatChunk; } }), plain.shown);
+        continue;
+      }
       if (skim) {
         const bytes = ev.plain ? rawOutputBytes(ev.raw!, ev.plain.prefix.length) : disclosedBytes(ev.chunk);
         acc.skim(ev, bytes);
@@ -59,12 +74,7 @@ export async function streamChat(
       let raw = ev.raw;
       if (moderator) {
         const cleared = moderator.push(chunk);
-        if (cleared.blocked) {
-          const message = `The output was blocked by moderation (${cleared.category}).`;
-          // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
-          if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
-          return cut('content_blocked', message);
-        }
+        if (cleared.blocked) return block(cleared.category);
         chunk = cleared.chunk;
         if (cleared.changed) raw = undefined;
       }

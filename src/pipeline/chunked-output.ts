@@ -13,7 +13,24 @@ export type ChunkModeration =
   /** `chunk` is undefined when nothing in it may be sent yet; `changed` when it is not the upstream's chunk as is. */
   | { blocked: false; chunk: ChatChunk | undefined; changed: boolean };
 
+/**
+ * An unparsed chunk moderated off its text: `raw` is what to send (the
+ * upstream's text, or it with the content replaced), undefined when nothing
+ * may be sent yet; `shown` is the UTF-8 bytes of text released in it and `seen`
+ * those the upstream sent.
+ */
+export type PlainModeration =
+  | { blocked: true; category: string }
+  | { blocked: false; raw: string | undefined; shown: number; seen: number };
+
 type Channel = 'content' | 'refusal' | number;
+
+// The shape nearly every streamed chunk has after its head: one choice whose
+// delta is only content, not finished. Such a chunk is moderated off its text,
+// with only the content string decoded, and goes out as text with at most that
+// string replaced. Anything else is parsed and moderated whole (push).
+const ONE_CONTENT = /\{"index":(\d+),"delta":\{"content":"((?:[^"\\]|\\.)*)"\}(?:,"logprobs":null)?,"finish_reason":null\}\]/y;
+const CONTENT_KEY = '"content":"';
 
 class Blocked { constructor(readonly category: string) {} }
 
@@ -41,6 +58,33 @@ export class ChunkedOutput {
     if (!changed) return { blocked: false, chunk, changed: false };
     if (choices.length === 0 && chunk.choices.length > 0 && !chunk.usage) return { blocked: false, chunk: undefined, changed: true };
     return { blocked: false, chunk: { ...chunk, choices }, changed: true };
+  }
+
+  /**
+   * The same as push for a chunk's text whose choices start at `from` (after
+   * its head, which names no reader text), when it has the one-content shape;
+   * undefined otherwise, and the caller parses it.
+   */
+  pushPlain(raw: string, from: number): PlainModeration | undefined {
+    ONE_CONTENT.lastIndex = from;
+    const m = ONE_CONTENT.exec(raw);
+    if (!m) return undefined;
+    const quoted = m[2]!;
+    const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;
+    if (text === '') return undefined;
+    let released: string;
+    try {
+      released = this.step(Number(m[1]), 'content', text);
+    } catch (err) {
+      if (err instanceof Blocked) return { blocked: true, category: err.category };
+      throw err;
+    }
+    const seen = Buffer.byteLength(text);
+    if (released === text) return { blocked: false, raw, shown: seen, seen };
+    // An empty delta is nothing a reader would see: the chunk is held back whole, as push does.
+    if (released === '') return { blocked: false, raw: undefined, shown: 0, seen };
+    const start = raw.indexOf(CONTENT_KEY, from) + CONTENT_KEY.length - 1;
+    return { blocked: false, raw: raw.slice(0, start) + JSON.stringify(released) + raw.slice(start + quoted.length + 2), shown: Buffer.byteLength(released), seen };
   }
 
   private window(choice: number, channel: Channel): ChunkedModerator {
