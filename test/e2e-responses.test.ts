@@ -205,6 +205,17 @@ for (const http of HTTP_KINDS) {
       await assert.rejects(client.responses.retrieve(r.id), (e: any) => e.status === 404);
     });
 
+    test('text Postgres jsonb cannot hold (NUL, a lone surrogate) is stored, retrieved and continued unchanged', async () => {
+      const text = 'nul \u0000 and a lone \ud800 end';
+      const r = await client.responses.create({ model: 'up-model', input: text });
+      assert.equal(r.output_text, text);
+      const got = await client.responses.retrieve(r.id);
+      assert.equal(got.output_text, text);
+      await client.responses.create({ model: 'up-model', input: 'next', previous_response_id: r.id });
+      const sent = mock.requests.at(-1)!.body.messages;
+      assert.deepEqual(sent.map((m: any) => [m.role, m.content]), [['user', text], ['assistant', text], ['user', 'next']]);
+    });
+
     test('stream: typed events in order with sequence numbers, finalResponse()', async () => {
       mock.replay = undefined;
       const stream = client.responses.stream({ model: 'up-model', input: 'one two three' });

@@ -116,7 +116,7 @@ export class ResponseStore {
     const expires = row.created_at + this.settings.retention_days * 86_400_000;
     const write: Promise<void> = this.pool.query(
       `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0))
+       VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0))
        ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response
        WHERE responses.organization_id = EXCLUDED.organization_id`,
       [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires],
