@@ -8,7 +8,7 @@
 // thread finish.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -17,7 +17,7 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { call, MGMT_UPSTREAM_ENV, routingConfig } from './helpers/management.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { createTestDatabase, stopTestPostgres, type TestDatabase } from './helpers/pg.js';
-import { spawnSluice, type SluiceProcess } from './helpers/sluice-process.js';
+import { spawnSluice, within, type SluiceProcess } from './helpers/sluice-process.js';
 
 after(stopTestPostgres);
 
@@ -28,6 +28,23 @@ const fresh = (url: string, key: string, path: string, body?: object, headers: R
 const chat = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }] });
 
 const RPM = 10;
+/** Chats of the replacement test, which runs with processes only (a thread cannot be killed from outside). */
+const AFTER_REPLACEMENT = 12;
+
+/** Live child processes of `pid` (a zombie not yet reaped is already gone). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === pid && state !== 'Z') out.push(Number(name));
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
+}
 
 /** Requests served so far by each thread, from /metrics. */
 async function servedByThread(url: string, key: string): Promise<number[]> {
@@ -157,6 +174,45 @@ for (const http of ['uws', 'node'] as const) {
       assert.deepEqual(states, [2], text.split('\n').filter((l) => l.includes('circuit_state')).join('\n'));
     });
 
+    if (http === 'node') {
+      // A process can be stopped and killed from outside, a thread cannot: these two run with processes only.
+      test('/metrics does not wait for a gateway that cannot answer: it sums those that do', { timeout: 60_000 }, async () => {
+        const [stuck] = childPids(gw.child.pid!);
+        process.kill(stuck!, 'SIGSTOP');
+        try {
+          // The primary hands connections out in turn, so one of two lands on the live gateway.
+          let text: string | undefined;
+          for (let i = 0; i < 2 && text === undefined; i++) {
+            const t0 = performance.now();
+            const r = await Promise.race([fresh(gw.url, admin, '/metrics'), new Promise<undefined>((ok) => setTimeout(() => ok(undefined), 6_000))]);
+            if (r) {
+              assert.equal(r.status, 200);
+              assert.ok(performance.now() - t0 < 5_000, 'answered after the wait for the stuck gateway');
+              text = r.text;
+            }
+          }
+          assert.ok(text, 'the live gateway answered /metrics');
+          assert.equal([...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\}/gm)].length, 1, 'only the live gateway\'s own counters');
+          assert.ok(gw.log.some((l) => l.includes('not every gateway answered')));
+        } finally {
+          process.kill(stuck!, 'SIGCONT');
+        }
+      });
+
+      test('a gateway process that dies is replaced on the same port', { timeout: 60_000 }, async () => {
+        const [victim, ...rest] = childPids(gw.child.pid!);
+        assert.equal(rest.length, 1, 'two gateway processes');
+        process.kill(victim!, 'SIGKILL');
+        await within(20_000, async () => gw.log.some((l) => l.includes('"msg":"gateway thread replaced"')));
+        assert.equal(childPids(gw.child.pid!).length, 2);
+        assert.deepEqual(await burst(gw.url, admin, AFTER_REPLACEMENT), Array(AFTER_REPLACEMENT).fill(200));
+        // The dead one's counters went with it: a second label with requests is the replacement's.
+        const served = await servedByThread(gw.url, admin);
+        assert.equal(served.length, 2, `both serve: ${served}`);
+        assert.ok(served.every((n) => n > 0), `both serve: ${served}`);
+      });
+    }
+
     test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
       mock.fault = 'slow-chunks';
       mock.slowMs = 40;
@@ -174,9 +230,11 @@ for (const http of ['uws', 'node'] as const) {
       assert.equal(await exited, 0);
       mock.fault = 'none';
       const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-      // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream, then the 8 streams.
-      assert.equal(Number(rows.rows[0]!.ids), 169, 'every request traced');
-      assert.equal(Number(rows.rows[0]!.n), 169, 'none twice');
+      // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream,
+      // the chats after a replacement (processes only), then the 8 streams.
+      const chats = 169 + (http === 'node' ? AFTER_REPLACEMENT : 0);
+      assert.equal(Number(rows.rows[0]!.ids), chats, 'every request traced');
+      assert.equal(Number(rows.rows[0]!.n), chats, 'none twice');
     });
   });
 }

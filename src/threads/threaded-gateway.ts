@@ -44,6 +44,9 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** How long /metrics waits for the gateways' own metrics. */
+const METRICS_WAIT_MS = 2_000;
+
 export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway> {
   const db = await openDatabase({ url: o.databaseUrl, dataDir: o.dataDir, log: (m) => o.log.debug(m) });
   const pipeline = new TracePipeline({ pool: db.pool, settings: o.config.traces, dataDir: o.dataDir, logger: o.log });
@@ -68,6 +71,14 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     const parts = await new Promise<MetricsJson[]>((done) => {
       collecting.set(id, { want: threads.length, parts: [], done });
       for (const w of threads) send(w, { type: 'metrics-collect', id });
+      // A gateway that cannot answer (stuck, or gone and not yet replaced) must not hang the scrape:
+      // after the wait, the sum is of those that answered, and the log says so.
+      setTimeout(() => {
+        const c = collecting.get(id);
+        if (!c) return;
+        o.log.warn({ answered: c.parts.length, gateways: c.want }, '/metrics: not every gateway answered; summed those that did');
+        done(c.parts);
+      }, METRICS_WAIT_MS).unref();
     });
     collecting.delete(id);
     return AggregatorRegistry.aggregate([await metrics.registry.getMetricsAsJSON(), ...parts] as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
@@ -120,15 +131,40 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     const worker = asProcesses ? spawnProcess(start) : spawnThread(start);
     spawned.push(worker);
     return new Promise((ok, fail) => {
+      let ready = false;
       worker.onMessage((m: FromThread) => {
-        if (m.type === 'ready') ok({ worker, port: m.port, http: m.http });
+        if (m.type === 'ready') { ready = true; ok({ worker, port: m.port, http: m.http }); }
         else if (m.type === 'failed') fail(new Error(`gateway thread ${index}: ${m.message}`));
         else onMessage(worker, m);
       });
       worker.onError((err) => { o.log.error({ err, thread: index }, 'gateway thread failed'); fail(err); });
-      // Before ready only: a gateway process that dies while starting fails the start instead of hanging it.
-      worker.onExit(() => fail(new Error(`gateway thread ${index} exited while starting`)));
+      worker.onExit(() => {
+        // While starting, a gateway that dies fails the start instead of hanging it; once serving, it is replaced.
+        if (!ready) fail(new Error(`gateway thread ${index} exited while starting`));
+        else replace(worker, index, port);
+      });
     });
+  }
+
+  let closing = false;
+  /**
+   * A gateway that died while serving (a crash, a killed process) gets a
+   * successor on the same port and index, so the instance keeps its capacity;
+   * the others serve meanwhile. One that cannot start again is logged, not retried.
+   */
+  function replace(dead: GatewayPeer, index: number, port: number): void {
+    const at = threads.indexOf(dead);
+    if (closing || at < 0) return;
+    threads.splice(at, 1);
+    o.log.error({ thread: index }, 'gateway thread exited; starting a replacement');
+    spawn(index, port).then(
+      (r) => {
+        if (closing) { r.worker.end(); return; }
+        threads.push(r.worker);
+        o.log.info({ thread: index }, 'gateway thread replaced');
+      },
+      (err: unknown) => o.log.error({ err, thread: index }, 'replacing a gateway thread failed'),
+    );
   }
 
   try {
@@ -144,6 +180,7 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
       port: first.port,
       databaseUrl: db.url,
       async close() {
+        closing = true;
         await Promise.all(threads.map((w) => new Promise<void>((ok) => {
           w.onMessage((m: FromThread) => { if (m.type === 'closed') ok(); });
           w.onExit(() => ok());
