@@ -53,6 +53,19 @@ for (const http of HTTP_KINDS) {
     const chat = (org: string, content: unknown, extra: object = {}, headers: Record<string, string> = {}) =>
       post(org, '/v1/chat/completions', { model: 'up-model', messages: [{ role: 'user', content }], ...extra }, headers);
 
+    test('a key repeated inside a message cannot carry unscanned text past DLP; without policy the caller\'s text goes as sent', async () => {
+      // JSON.parse reads the last "content"; a first-wins parser upstream would read the card number.
+      const twoReadings = '{"model":"up-model","temperature":1.0,"messages":[{"role":"user","content":"card 4111 1111 1111 1111","content":"hello"}]}';
+      const send = (org: string) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys[org]}` }, body: twoReadings });
+      assert.equal((await send('buffered')).status, 200);
+      const scanned = mock.requests.at(-1)!.text;
+      assert.ok(!scanned.includes('4111'), scanned);
+      assert.deepEqual(mock.requests.at(-1)!.body.messages, [{ role: 'user', content: 'hello' }]);
+      // No policy: nothing was scanned, so nothing can be bypassed, and the upstream gets the caller's bytes.
+      assert.equal((await send('open')).status, 200);
+      assert.equal(mock.requests.at(-1)!.text, twoReadings);
+    });
+
     test('DLP: redacted values never reach the upstream, in strings and text parts; the count is reported', async () => {
       const n = mock.requests.length;
       const res = await post('buffered', '/v1/chat/completions', {

@@ -31,7 +31,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const route = await admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
 
   const guarded = await guardMessages(svc, ctx, chat.messages);
-  const upstreamReq: ChatRequest = guarded.messages === chat.messages
+  const upstreamReq: ChatRequest = guarded.unscanned
     ? { ...chat, rawText: body.text }
     : { ...chat, messages: guarded.messages };
 

@@ -20,10 +20,20 @@ export async function guardTexts(svc: Services, ctx: RequestContext, texts: stri
   return scan;
 }
 
-export async function guardMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[]): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined }> {
+/**
+ * `unscanned` is true when no policy read the messages: only then may the
+ * caller's own text go upstream (the OpenAI-compatible splice). Scanned text
+ * must be exactly what is sent, and a caller's text can be read two ways: a key
+ * repeated inside a message is its last value to JSON.parse, and may be its
+ * first to the upstream's parser, which would carry unscanned text past DLP and
+ * the shield. Re-serialising what was scanned leaves one reading.
+ */
+export async function guardMessages(
+  svc: Services, ctx: RequestContext, messages: ChatMessage[],
+): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined; unscanned: boolean }> {
   // Without a policy there is nothing to scan: walking every message for its texts would be wasted on the hot path.
-  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined };
+  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined, unscanned: true };
   const scan = await guardTexts(svc, ctx, collectTexts(messages));
-  if (!scan || scan.redactions === 0) return { messages, scan };
-  return { messages: replaceTexts(messages, scan.texts), scan };
+  if (!scan || scan.redactions === 0) return { messages, scan, unscanned: false };
+  return { messages: replaceTexts(messages, scan.texts), scan, unscanned: false };
 }

@@ -21,6 +21,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: any;
+  /** The body as the gateway sent it, before parsing. */
+  text: string;
 }
 
 export interface MockUpstream {
@@ -116,7 +118,7 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
       const text = Buffer.concat(parts).toString('utf8');
       let body: any = text;
       try { body = text ? JSON.parse(text) : undefined; } catch { /* keep raw text */ }
-      const rec: RecordedRequest = { at: performance.now(), method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+      const rec: RecordedRequest = { at: performance.now(), method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, text };
       mock.requests.push(rec);
       const step = mock.script.shift();
       if (step !== undefined) { void playStep(res, step); return; }
