@@ -1,7 +1,7 @@
 // OpenAI-compatible upstreams take the caller's body almost as sent: the model is
 // replaced, and streams ask for usage so that the final chunk can always carry it.
-// Where policy changed nothing, that is the caller's own text with those values
-// spliced in, which also keeps every member byte for byte.
+// Where no input policy applies (ChatRequest.rawText), that is the caller's own
+// text with those values spliced in, which also keeps every member byte for byte.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { memberSpans, spliceText } from '../json-members.js';
 import { joinUrl } from '../url.js';
