@@ -47,6 +47,32 @@ for (const http of HTTP_KINDS) {
       assert.equal(sent.body.model, 'up-model');
     });
 
+    test('non-stream: the reply is the upstream\'s own text, with only what the contract owns written into it', async () => {
+      // Formatting a re-serialisation would change: spacing, 1.0, an exponent, a \u escape, a value JSON.stringify cannot keep.
+      // It is long enough to be spliced rather than re-serialised (SPLICE_MIN_CHARS).
+      const upstream = '{"id": "up-1", "object": "chat.completion", "created": 7, "model": "up-model-2024", "choices": [{"index": 0, '
+        + '"message": {"role": "assistant", "content": "caf\\u00e9", "future": 1e400}, "logprobs": {"content": [{"token": "x", "logprob": -1.0E-5}]}, '
+        + `"finish_reason": "stop"}], "usage": null, "padding": "${'p'.repeat(5_000)}", "temperature_echo": 1.0}`;
+      mock.replay = { text: upstream };
+      try {
+        const res = await post({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }] }, { 'gateway-trace': 'true' });
+        assert.equal(res.status, 200);
+        const text = await res.text();
+        const body = JSON.parse(text);
+        const rid = res.headers.get('x-request-id')!;
+        assert.equal(body.id, `chatcmpl_${rid.slice(4)}`);
+        assert.equal(body.model, 'up-model');
+        assert.equal(body.created, 7);
+        assert.ok(body.usage.total_tokens > 0, 'usage: null is replaced by an estimate');
+        assert.equal(body.gateway.request_id, rid);
+        // Everything else byte for byte, in its place.
+        const rest = upstream.slice(upstream.indexOf('"choices"'), upstream.indexOf(', "usage"'));
+        assert.ok(text.includes(rest), text);
+        assert.ok(text.includes('"temperature_echo": 1.0}'.slice(0, -1)), text);
+        assert.ok(text.startsWith(`{"id": ${JSON.stringify(body.id)}, "object": "chat.completion", "created": 7, "model": "up-model", "choices": [`), text);
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: deltas arrive in order and the final chunk carries usage', async () => {
       const stream = await client.chat.completions.create({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
       let text = '';

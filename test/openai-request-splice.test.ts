@@ -4,12 +4,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatRequest, UpstreamTarget } from '../src/domain.js';
 import { parseChatRequest } from '../src/pipeline/chat-request.js';
-import { memberSpans, spliceText } from '../src/providers/json-members.js';
+import { memberSpans, SPLICE_MIN_CHARS, withMembers } from '../src/providers/json-members.js';
 import { chatRequest } from '../src/providers/openai-compatible/request.js';
 
 const target: UpstreamTarget = { kind: 'openai', provider: 'openai', baseUrl: 'http://up.invalid/v1', model: 'gpt-"4o"\\mini', apiKey: 'k' };
 
-function both(text: string): { spliced: string; serialised: string } {
+/** Small bodies are re-serialised: each body here gets a member long enough to be spliced. */
+const PAD = `,"zz_pad":"${'p'.repeat(SPLICE_MIN_CHARS)}"`;
+const padded = (text: string) => text.replace(/\}\s*$/, `${PAD}}`);
+
+function both(small: string): { spliced: string; serialised: string } {
+  const text = padded(small);
   const chat = parseChatRequest(JSON.parse(text) as Record<string, unknown>);
   const spliced = chatRequest(target, { ...chat, rawText: text } as ChatRequest).body;
   const serialised = chatRequest(target, chat).body;
@@ -42,9 +47,10 @@ describe('the spliced OpenAI-compatible chat body', () => {
   for (const [name, text] of Object.entries(bodies)) {
     test(`${name}: means what the re-serialised body means`, () => {
       const { spliced, serialised } = both(text);
+      const sent = padded(text);
       // The caller's own text of every other member is in the body (re-serialising would normalise some).
-      for (const [key, [start, end]] of memberSpans(text)!) {
-        if (key !== 'model' && key !== 'stream_options') assert.ok(spliced.includes(text.slice(start, end)), key);
+      for (const [key, [start, end]] of memberSpans(sent)!) {
+        if (key !== 'model' && key !== 'stream_options') assert.ok(spliced.includes(sent.slice(start, end)), key);
       }
       assert.deepEqual(withoutFalseStream(JSON.parse(spliced) as Record<string, unknown>), JSON.parse(serialised));
     });
@@ -52,7 +58,13 @@ describe('the spliced OpenAI-compatible chat body', () => {
 
   test('keeps the caller\'s bytes apart from the replaced values', () => {
     const text = '{"model":"m", "messages":[{"role":"user","content":"1.0e+2 \\u00e9"}],"temperature":1.0}';
-    assert.equal(both(text).spliced, `{"model":${JSON.stringify(target.model)}, "messages":[{"role":"user","content":"1.0e+2 \\u00e9"}],"temperature":1.0}`);
+    assert.equal(both(text).spliced, padded(`{"model":${JSON.stringify(target.model)}, "messages":[{"role":"user","content":"1.0e+2 \\u00e9"}],"temperature":1.0}`));
+  });
+
+  test('a small body is re-serialised', () => {
+    const text = '{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":1.0}';
+    const chat = parseChatRequest(JSON.parse(text) as Record<string, unknown>);
+    assert.equal(chatRequest(target, { ...chat, rawText: text }).body, chatRequest(target, chat).body);
   });
 
   test('falls back to re-serialising where splicing would disagree with JSON.parse', () => {
@@ -77,7 +89,10 @@ describe('memberSpans', () => {
     assert.equal(memberSpans('[1]'), undefined);
   });
 
-  test('spliceText applies edits in any order', () => {
-    assert.equal(spliceText('0123456789', [[7, 9, 'b'], [1, 3, 'a']]), '0a3456b9');
+  test('withMembers replaces the members the text has and appends the others, leaving the rest as written', () => {
+    const text = ' { "b" : 1.0 , "a":"x\\u00e9", "c": [ 1 ] } ';
+    assert.equal(withMembers(text, { c: { d: null }, a: 'é', e: 2 }), ' { "b" : 1.0 , "a":"é", "c": {"d":null} ,"e":2} ');
+    assert.equal(withMembers('{}', { a: 1, b: 'x' }), '{"a":1,"b":"x"}');
+    assert.equal(withMembers('{"a":1,"a":2}', { a: 3 }), undefined);
   });
 });

@@ -10,6 +10,7 @@ import { parseChatRequest } from './chat-request.js';
 import { streamChat } from './chat-stream.js';
 import { dryRunBody } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
+import { SPLICE_MIN_CHARS, withMembers } from '../providers/json-members.js';
 import { guardMessages } from './guard-input.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
@@ -54,19 +55,20 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
     return;
   }
 
-  const { completion, sent, headers } = await dispatchChat(svc, ctx, route, upstreamReq, res.signal);
+  const { completion, sent, headers, text } = await dispatchChat(svc, ctx, route, upstreamReq, res.signal);
   if (mode !== 'off') await moderateChoices(svc, org, completion);
   const usage = completionUsage(chat, completion);
   recordUsage(ctx, route, usage);
   ctx.trace.status_code = 200;
-  // The upstream's object, every field kept in its order: only what the contract owns is written.
-  completion.id = `chatcmpl_${ctx.requestId.slice(4)}`;
-  completion.object ??= 'chat.completion';
-  completion.created ??= Math.floor(ctx.startedEpoch / 1000);
-  completion.model = route.entry.id;
-  completion.usage ??= usage;
-  if (wantBlock) completion.gateway = gatewayBlock(ctx);
-  const reply = JSON.stringify(completion);
+  // The upstream's object, every field kept in its order: only what the contract owns is written,
+  // into the upstream's own text where there is one (byte for byte otherwise, and no re-serialising).
+  const own: Record<string, unknown> = { id: `chatcmpl_${ctx.requestId.slice(4)}`, model: route.entry.id };
+  if (completion.object == null) own.object = 'chat.completion';
+  if (completion.created == null) own.created = Math.floor(ctx.startedEpoch / 1000);
+  if (completion.usage == null) own.usage = usage;
+  if (wantBlock) own.gateway = gatewayBlock(ctx);
+  Object.assign(completion, own);
+  const reply = (text !== undefined && text.length >= SPLICE_MIN_CHARS ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
   if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
 }

@@ -123,6 +123,8 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
 class JsonExchange extends Exchange {
   private parts: Buffer[] = [];
   parse: (text: string) => unknown = JSON.parse;
+  /** The whole body's text, once it has ended. */
+  text = '';
   protected get holdsBody(): boolean { return true; }
   resolve!: (v: unknown) => void;
   reject!: (e: unknown) => void;
@@ -131,7 +133,8 @@ class JsonExchange extends Exchange {
   protected data(chunk: Buffer): void { this.parts.push(chunk); }
   protected end(): void {
     try {
-      this.resolve(this.parse(Buffer.concat(this.parts).toString('utf8')));
+      this.text = Buffer.concat(this.parts).toString('utf8');
+      this.resolve(this.parse(this.text));
     } catch (err) {
       this.reject(err instanceof GatewayError ? err : new GatewayError('upstream_error', 'The upstream returned a body that is not JSON.', { cause: err }));
     }
@@ -142,7 +145,8 @@ class JsonExchange extends Exchange {
   }
 }
 
-export interface JsonAnswer { body: unknown; headers: PassHeaders }
+/** `text` is the body as the upstream wrote it, which `body` was parsed from. */
+export interface JsonAnswer { body: unknown; text: string; headers: PassHeaders }
 
 /** `parse` turns the whole body's text into the answer: JSON.parse unless the caller has a cheaper reading. */
 export function requestJson(
@@ -152,7 +156,7 @@ export function requestJson(
   if (parse) ex.parse = parse;
   const p = new Promise<unknown>((ok, fail) => { ex.resolve = ok; ex.reject = fail; });
   ex.start(pools, up);
-  return p.then((body) => ({ body, headers: ex.headers }));
+  return p.then((body) => ({ body, text: ex.text, headers: ex.headers }));
 }
 
 function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): boolean {

@@ -15,6 +15,8 @@ export interface ChatOutcome {
   sent: string;
   /** The upstream's rate-limit headers, for the caller. */
   headers: PassHeaders;
+  /** The upstream's own text of `completion`, when `completion` is that text parsed and nothing else. */
+  text?: string;
 }
 
 export interface StreamOutcome {
@@ -80,7 +82,9 @@ export class Upstream {
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
     const answer = await requestJson(this.pools, adapter, up, signal);
-    return { completion: adapter.chatResponse(answer.body), sent: up.body, headers: answer.headers };
+    const completion = adapter.chatResponse(answer.body);
+    // An adapter that returns the parsed body itself (OpenAI-compatible) lets the reply be made from its text.
+    return { completion, sent: up.body, headers: answer.headers, ...(completion === answer.body ? { text: answer.text } : {}) };
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */

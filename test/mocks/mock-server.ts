@@ -73,6 +73,8 @@ export interface Transcript {
   headers?: Record<string, string>;
   /** A JSON answer. */
   json?: unknown;
+  /** A JSON answer as literal text, for checks on its exact bytes. */
+  text?: string;
   /** An SSE answer: each event's `data` is a JSON value (serialised compactly) or a literal string such as `[DONE]`. */
   sse?: Array<{ event?: string; data: unknown }>;
   /** Milliseconds between SSE events (default 0: all in one write). */
@@ -91,7 +93,7 @@ export async function playTranscript(res: ServerResponse, t: Transcript): Promis
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json', ...t.headers });
-  res.end(t.json === undefined ? '' : JSON.stringify(t.json));
+  res.end(t.text ?? (t.json === undefined ? '' : JSON.stringify(t.json)));
 }
 
 export type MockHandler = (req: RecordedRequest, res: ServerResponse, mock: MockUpstream) => void | Promise<void>;

@@ -3,7 +3,7 @@
 // Where no input policy applies (ChatRequest.rawText), that is the caller's own
 // text with those values spliced in, which also keeps every member byte for byte.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
-import { memberSpans, spliceText } from '../json-members.js';
+import { SPLICE_MIN_CHARS, withMembers } from '../json-members.js';
 import { joinUrl } from '../url.js';
 
 function headers(target: UpstreamTarget): Record<string, string> {
@@ -14,7 +14,7 @@ function headers(target: UpstreamTarget): Record<string, string> {
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
   const url = joinUrl(target.baseUrl, 'chat/completions');
-  const spliced = req.rawText === undefined ? undefined : splicedChatBody(target, req, req.rawText);
+  const spliced = req.rawText === undefined || req.rawText.length < SPLICE_MIN_CHARS ? undefined : splicedChatBody(target, req, req.rawText);
   if (spliced !== undefined) return { url, method: 'POST', headers: headers(target), body: spliced };
   // Rest destructuring rather than `delete`, which would drop the object into V8's slow dictionary mode.
   const { stream: _stream, stream_options: streamOptions, ...rest } = req.raw;
@@ -37,21 +37,14 @@ function withUsage(streamOptions: unknown): Record<string, unknown> {
  * where the body above drops a member: `stream_options` without a stream.
  */
 function splicedChatBody(target: UpstreamTarget, req: ChatRequest, text: string): string | undefined {
-  const spans = memberSpans(text);
-  const model = spans?.get('model');
-  if (!spans || !model) return undefined;
-  const options = spans.get('stream_options');
-  let modelText = JSON.stringify(target.model);
-  const edits: Array<readonly [number, number, string]> = [];
+  const members: Record<string, unknown> = { model: target.model };
+  const options = req.raw.stream_options as { include_usage?: unknown } | undefined;
   if (!req.stream) {
-    if (options) return undefined;
-  } else if ((req.raw.stream_options as { include_usage?: unknown } | undefined)?.include_usage !== true) {
-    const asked = JSON.stringify(withUsage(req.raw.stream_options));
-    if (options) edits.push([options[0], options[1], asked]);
-    else modelText += `,"stream_options":${asked}`;
+    if (options !== undefined) return undefined;
+  } else if (options?.include_usage !== true) {
+    members.stream_options = withUsage(options);
   }
-  edits.push([model[0], model[1], modelText]);
-  return spliceText(text, edits);
+  return withMembers(text, members);
 }
 
 /** Always float from the upstream: the gateway encodes base64 itself so both encodings carry identical values. */
