@@ -109,3 +109,42 @@ describe('draining on uWS', () => {
     await mock.close();
   });
 });
+
+for (const http of HTTP_KINDS) {
+  describe(`the drain deadline on ${http}`, () => {
+    test('a stream still running after server.shutdown_grace_ms is cut, and close() returns', { timeout: 30_000 }, async () => {
+      const { startOpenAIMock, OPENAI_MOCK_KEY } = await import('./mocks/openai-mock.js');
+      const mock = await startOpenAIMock();
+      mock.fault = 'slow-chunks';
+      mock.slowMs = 2_000;
+      const gw = await startGateway({
+        http,
+        env: { SLUICE_T_GRACE_KEY: OPENAI_MOCK_KEY },
+        config: {
+          server: { shutdown_grace_ms: 300 },
+          providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_GRACE_KEY' } },
+          models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+          organizations: [{ id: 'acme', models: ['up-model'] }],
+        },
+      });
+      try {
+        const key = await gw.key('acme');
+        // Five words two seconds apart: ten seconds of stream, far past the grace.
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST', headers: { authorization: `Bearer ${key}` },
+          body: JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'a b c d e' }] }),
+        });
+        assert.equal(res.status, 200);
+        const text = res.text().catch(() => 'cut');
+        const t0 = performance.now();
+        await gw.app.close();
+        const took = performance.now() - t0;
+        assert.ok(took < 2_000, `close() took ${took.toFixed(0)} ms with a 300 ms grace`);
+        assert.ok(!(await text).includes('[DONE]'), 'the stream was cut, not finished');
+      } finally {
+        await gw.db.drop();
+        await mock.close();
+      }
+    });
+  });
+}
