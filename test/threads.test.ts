@@ -31,19 +31,19 @@ const RPM = 10;
 /** Chats of the replacement test, which runs with processes only (a thread cannot be killed from outside). */
 const AFTER_REPLACEMENT = 12;
 
-/** Live child processes of `pid` (a zombie not yet reaped is already gone). */
+/** Live child processes of `pid` (a zombie not yet reaped is already gone), oldest first. */
 function childPids(pid: number): number[] {
-  const out: number[] = [];
+  const out: Array<[pid: number, started: number]> = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+      // pid (comm) state ppid ... starttime (field 22): comm may hold spaces, so read after its closing parenthesis.
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) === pid && state !== 'Z') out.push(Number(name));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push([Number(name), Number(fields[19])]);
     } catch { /* gone meanwhile */ }
   }
-  return out;
+  return out.sort((a, b) => a[1] - b[1]).map(([p]) => p);
 }
 
 /** Requests served so far by each thread, from /metrics. */
@@ -210,6 +210,19 @@ for (const http of ['uws', 'node'] as const) {
         const served = await servedByThread(gw.url, admin);
         assert.equal(served.length, 2, `both serve: ${served}`);
         assert.ok(served.every((n) => n > 0), `both serve: ${served}`);
+      });
+
+      test('a replacement that dies again soon is replaced after a pause, not at once', { timeout: 60_000 }, async () => {
+        const lines = () => gw.log.filter((l) => l.includes('"msg":"gateway thread replaced"')).length;
+        const before = lines();
+        const replacement = childPids(gw.child.pid!).at(-1)!;
+        const t0 = performance.now();
+        process.kill(replacement, 'SIGKILL');
+        await within(20_000, async () => lines() > before);
+        const exited = gw.log.filter((l) => l.includes('starting a replacement')).at(-1)!;
+        assert.equal(JSON.parse(exited).in_ms, 500, exited);
+        assert.ok(performance.now() - t0 >= 500, 'the successor waited');
+        assert.equal(childPids(gw.child.pid!).length, 2);
       });
     }
 

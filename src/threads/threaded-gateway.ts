@@ -44,6 +44,9 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** A replacement that lives this long has calmed down: the next death is replaced at once again. */
+const REPLACE_CALM_MS = 60_000;
+const REPLACE_MAX_DELAY_MS = 30_000;
 /** How long /metrics waits for the gateways' own metrics. */
 const METRICS_WAIT_MS = 2_000;
 
@@ -147,24 +150,37 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   }
 
   let closing = false;
+  /** When each index was last replaced, and how many times in a row it died soon after. */
+  const replaced = new Map<number, { at: number; streak: number }>();
   /**
    * A gateway that died while serving (a crash, a killed process) gets a
    * successor on the same port and index, so the instance keeps its capacity;
-   * the others serve meanwhile. One that cannot start again is logged, not retried.
+   * the others serve meanwhile. One that dies again within a minute of its
+   * replacement is likely to go on dying (a request that crashes it, a broken
+   * dependency): each further successor waits twice as long, from 0.5 s up to
+   * 30 s, rather than spinning. One that cannot start again is logged, not retried.
    */
   function replace(dead: GatewayPeer, index: number, port: number): void {
     const at = threads.indexOf(dead);
     if (closing || at < 0) return;
     threads.splice(at, 1);
-    o.log.error({ thread: index }, 'gateway thread exited; starting a replacement');
-    spawn(index, port).then(
-      (r) => {
-        if (closing) { r.worker.end(); return; }
-        threads.push(r.worker);
-        o.log.info({ thread: index }, 'gateway thread replaced');
-      },
-      (err: unknown) => o.log.error({ err, thread: index }, 'replacing a gateway thread failed'),
-    );
+    const now = Date.now();
+    const last = replaced.get(index);
+    const streak = last && now - last.at < REPLACE_CALM_MS ? last.streak + 1 : 0;
+    const delay = streak === 0 ? 0 : Math.min(REPLACE_MAX_DELAY_MS, 500 * 2 ** (streak - 1));
+    replaced.set(index, { at: now + delay, streak });
+    o.log.error({ thread: index, in_ms: delay }, 'gateway thread exited; starting a replacement');
+    setTimeout(() => {
+      if (closing) return;
+      spawn(index, port).then(
+        (r) => {
+          if (closing) { r.worker.end(); return; }
+          threads.push(r.worker);
+          o.log.info({ thread: index }, 'gateway thread replaced');
+        },
+        (err: unknown) => o.log.error({ err, thread: index }, 'replacing a gateway thread failed'),
+      );
+    }, delay).unref();
   }
 
   try {
