@@ -94,5 +94,6 @@ describe('memberSpans', () => {
     assert.equal(withMembers(text, { c: { d: null }, a: 'é', e: 2 }), ' { "b" : 1.0 , "a":"é", "c": {"d":null} ,"e":2} ');
     assert.equal(withMembers('{}', { a: 1, b: 'x' }), '{"a":1,"b":"x"}');
     assert.equal(withMembers('{"a":1,"a":2}', { a: 3 }), undefined);
+    assert.equal(withMembers('{"a":1}', { b: undefined }), undefined);
   });
 });

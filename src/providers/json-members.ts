@@ -1,6 +1,6 @@
-// Where each top-level member of a JSON object text sits, so a body can be
-// the caller's (or the upstream's) own text with a few values replaced. JSON.stringify of a
-// long prompt costs several times its JSON.parse (about 55 µs for 32 KB on
+// Where each top-level member of a JSON object text sits, so a body can be the
+// caller's (or the upstream's) own text with a few values replaced. JSON.stringify
+// of a long prompt costs several times its JSON.parse (about 55 µs for 32 KB on
 // Node 20); finding the members is a few jumps between quotes and brackets.
 // It is given text JSON.parse has accepted, but checks each step anyway: text
 // it cannot follow makes it give up (the caller re-serialises), never loop.
@@ -94,7 +94,8 @@ export function memberSpans(text: string): MemberSpans | undefined {
 /**
  * The object text with each of `members` set: a member the text has gets its
  * value replaced, one it lacks is appended; every other member stays as the
- * text wrote it. Undefined where memberSpans cannot vouch for the text.
+ * text wrote it. Undefined where memberSpans cannot vouch for the text, or a
+ * value has no JSON (undefined, a function), which re-serialising would drop.
  */
 export function withMembers(text: string, members: Record<string, unknown>): string | undefined {
   const spans = memberSpans(text);
@@ -102,7 +103,8 @@ export function withMembers(text: string, members: Record<string, unknown>): str
   const edits: Array<readonly [number, number, string]> = [];
   let added = '';
   for (const key in members) {
-    const value = JSON.stringify(members[key]);
+    const value = JSON.stringify(members[key]) as string | undefined;
+    if (value === undefined) return undefined;
     const span = spans.get(key);
     if (span) edits.push([span[0], span[1], value]);
     else added += `,${JSON.stringify(key)}:${value}`;
