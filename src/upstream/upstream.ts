@@ -82,9 +82,10 @@ export class Upstream {
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
     const answer = await requestJson(this.pools, adapter, up, signal);
-    const completion = adapter.chatResponse(answer.body);
+    const outcome: ChatOutcome = { completion: adapter.chatResponse(answer.body), sent: up.body, headers: answer.headers };
     // An adapter that returns the parsed body itself (OpenAI-compatible) lets the reply be made from its text.
-    return { completion, sent: up.body, headers: answer.headers, ...(completion === answer.body ? { text: answer.text } : {}) };
+    if (outcome.completion === answer.body) outcome.text = answer.text;
+    return outcome;
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
@@ -117,9 +118,8 @@ export class Upstream {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
     }
     const up = adapter.embeddingsRequest(target, req);
-    if (adapter.embeddingsText) {
-      return { result: (await requestJson(this.pools, adapter, up, signal, adapter.embeddingsText)).body as EmbeddingsResult, sent: up.body };
-    }
-    return { result: adapter.embeddingsResponse((await requestJson(this.pools, adapter, up, signal)).body), sent: up.body };
+    // An adapter that reads the answer off its text (embeddingsText) returns the result from the parse itself.
+    const { body } = await requestJson(this.pools, adapter, up, signal, adapter.embeddingsText);
+    return { result: adapter.embeddingsText ? body as EmbeddingsResult : adapter.embeddingsResponse(body), sent: up.body };
   }
 }
