@@ -46,6 +46,8 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     stream: d.stream === true,
     n: d.n ?? 1,
     raw: body,
+    // Declared here, so that setting it later keeps the object's shape.
+    rawText: undefined,
   };
   if (d.temperature !== undefined) req.temperature = d.temperature;
   if (d.top_p !== undefined) req.top_p = d.top_p;

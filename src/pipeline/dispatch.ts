@@ -64,7 +64,9 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
   const chain = chainOf(svc, ctx.key!.organization_id, route);
   const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chat(t, req, s));
   route.entry = entry;
-  return { ...value, headers: withLimitHeaders(ctx, value.headers) };
+  // The outcome is this request's own: set in place, since a spread copy of it takes V8's slow path.
+  value.headers = withLimitHeaders(ctx, value.headers);
+  return value;
 }
 
 /** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
@@ -72,7 +74,8 @@ export async function dispatchStream(svc: Services, ctx: RequestContext, route: 
   const chain = chainOf(svc, ctx.key!.organization_id, route);
   const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chatStream(t, req, s));
   route.entry = entry;
-  return { ...value, headers: withLimitHeaders(ctx, value.headers) };
+  value.headers = withLimitHeaders(ctx, value.headers);
+  return value;
 }
 
 /** Embeddings are never routed, so they have no fallbacks; retries and the circuit still apply. */

@@ -133,7 +133,8 @@ class JsonExchange extends Exchange {
   protected data(chunk: Buffer): void { this.parts.push(chunk); }
   protected end(): void {
     try {
-      this.text = Buffer.concat(this.parts).toString('utf8');
+      // An answer that came in one read (most JSON answers) is decoded where it lies, not copied first.
+      this.text = (this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts)).toString('utf8');
       this.resolve(this.parse(this.text));
     } catch (err) {
       this.reject(err instanceof GatewayError ? err : new GatewayError('upstream_error', 'The upstream returned a body that is not JSON.', { cause: err }));
@@ -238,6 +239,9 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
     if (!this.signal.aborted) this.push([{ type: 'error', message: err.message }]);
     this.close();
   }
+
+  /** The upstream has ended and every batch was taken: what the caller holds is the stream's last output. */
+  get drained(): boolean { return this.closed && this.queue.length === 0; }
 
   private push(batch: StreamEvent[]): void {
     this.queue.push(batch);
