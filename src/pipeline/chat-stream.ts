@@ -2,11 +2,11 @@
 // go out with the first one, so a failure before it is still a JSON error.
 // Buffered moderation collects the whole output first and replays it; chunked
 // moderation releases only what its windows have cleared.
-import type { ChatChunk, ChatRequest, StreamEvent } from '../domain.js';
+import type { ChatChunk, ChatRequest } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { collectEvents, oneBatch } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -24,7 +24,7 @@ export async function streamChat(
   const org = ctx.key!.organization_id;
   const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
   const acc = new StreamAccumulator();
-  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
+  let batches: StreamBatches = upstream.events;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'buffered') {
     // The spec: the stream starts after moderation, not token by token.
@@ -81,8 +81,9 @@ export async function streamChat(
       if (chunk) out.add(writer.line(chunk, raw), disclosedBytes(chunk));
     }
     // Under chunked moderation the stream commits to 200 only with the first cleared output,
-    // so a block before any is still a plain JSON error.
-    if (!moderator || out.hasOutput) await out.flush();
+    // so a block before any is still a plain JSON error. The upstream's last batch is not
+    // flushed on its own: it leaves with the stream's end, one socket write instead of two.
+    if ((!moderator || out.hasOutput) && !batches.drained) await out.flush();
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();

@@ -7,12 +7,11 @@
 // text of the stream is checked before any event leaves, however it ends
 // (chunked windows over typed events would change what .done events carry).
 // Storing off means storing off upstream too: the body then says store false.
-import type { StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
-import { collectEvents, oneBatch } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
@@ -78,7 +77,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
 async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: Json): Promise<void> {
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
-  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
+  let batches: StreamBatches = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     await moderateTexts(svc, p.org, streamedTexts(all));
@@ -117,7 +116,8 @@ async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResp
       out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);
       if (ev.name === 'error' || ev.name === 'response.failed') { ctx.trace.stream_aborted = true; ctx.trace.error_code = 'upstream_error'; }
     }
-    await out.flush();
+    // The last batch leaves with the stream's end below: one socket write instead of two.
+    if (!batches.drained) await out.flush();
     if (res.aborted) return out.clientLeft();
   }
   // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).

@@ -19,8 +19,14 @@ export interface ChatOutcome {
   text?: string;
 }
 
+/**
+ * A stream's events in batches, one per upstream read. `drained`, where the source
+ * can tell, is true once the upstream has ended and every batch has been taken.
+ */
+export type StreamBatches = AsyncIterable<StreamEvent[]> & { readonly drained?: boolean };
+
 export interface StreamOutcome {
-  events: AsyncIterable<StreamEvent[]>;
+  events: StreamBatches;
   sent: string;
   headers: PassHeaders;
 }
