@@ -7,6 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import { startMockServer, type MockUpstream } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { chatAndNativeUpstreams, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
@@ -34,20 +35,38 @@ class RecordingResponse implements GatewayResponse {
 
 describe('a stream\'s last upstream batch leaves with its end', () => {
   let mock: OpenAIMock;
+  let burst: MockUpstream;
   let gw: TestGateway;
   let key: string;
   let handler: RequestHandler;
 
   before(async () => {
     mock = await startOpenAIMock();
+    // A burst: 60 small chunks, usage and [DONE] written in one go, so they reach the gateway in one read.
+    burst = await startMockServer((_req, res) => {
+      const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+      const chunk = (choices: unknown[], extra = {}) => frame({ id: 'b-1', object: 'chat.completion.chunk', created: 1, model: 'burst-model', choices, ...extra });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.cork();
+      for (let i = 0; i < 60; i++) res.write(chunk([{ index: 0, delta: { content: `t${i} ` }, finish_reason: null }]));
+      res.write(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
+      res.write(chunk([], { usage: { prompt_tokens: 3, completion_tokens: 60, total_tokens: 63 } }));
+      res.end('data: [DONE]\n\n');
+      res.uncork();
+    });
+    const base = chatAndNativeUpstreams(mock.url);
     gw = await startGateway({
-      config: { ...chatAndNativeUpstreams(mock.url), organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }] },
+      config: {
+        providers: { ...base.providers, burst: { kind: 'openai', base_url: `${burst.url}/v1`, api_key_env: UPSTREAM_KEY_ENV } },
+        models: [...base.models, { id: 'burst-model', provider: 'burst', context_window: 8_000, pricing: { prompt: 1, completion: 2 } }],
+        organizations: [{ id: 'acme', models: ['up-model', 'nat-model', 'burst-model'] }],
+      },
       env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY },
     });
     key = await gw.key('acme');
     handler = createRequestHandler(gw.app.services, routes, { accepting: () => true, begin() {}, end() {} });
   });
-  after(async () => { await gw.close(); await mock.close(); });
+  after(async () => { await gw.close(); await mock.close(); await burst.close(); });
 
   async function run(path: string, body: unknown): Promise<Op[]> {
     let res!: RecordingResponse;
@@ -78,5 +97,13 @@ describe('a stream\'s last upstream batch leaves with its end', () => {
     const end = ops.at(-1)!;
     assert.equal(end.op, 'end');
     assert.match(end.text, /event: response\.completed\n/);
+  });
+
+  test('a burst of small chunks in one upstream read is one batch: the whole stream leaves in one write', async () => {
+    const ops = await run('/v1/chat/completions', { model: 'burst-model', stream: true, messages: [{ role: 'user', content: 'burst' }] });
+    assert.deepEqual(ops.map((o) => o.op), ['begin', 'end']);
+    const end = ops[1]!.text;
+    assert.equal(end.match(/"content":"t\d+ "/g)?.length, 60, 'every chunk is in it');
+    assert.ok(end.endsWith('data: [DONE]\n\n'));
   });
 });

@@ -166,8 +166,13 @@ function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefin
   return false;
 }
 
-/** Batches queued beyond this pause the upstream socket until the caller catches up. */
-const HIGH_WATER = 16;
+/**
+ * Upstream bytes queued beyond this (about one socket read) pause the upstream
+ * socket until the caller catches up. Counted in bytes, not batches: each
+ * chunked-encoding frame is its own batch, so a count of batches paused a
+ * burst of small chunks part-way through one read and split it over two writes.
+ */
+const HIGH_WATER_BYTES = 64 * 1024;
 
 /**
  * An SSE answer as batches of normalised events, one batch per upstream read,
@@ -180,6 +185,8 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   private readonly decoder = new TextDecoder();
   private readonly queue: StreamEvent[][] = [];
   private pending: StreamEvent[] = [];
+  /** Upstream bytes read since the caller last took the queue. */
+  private queuedBytes = 0;
   private finished = false;
   private closed = false;
   private wake: (() => void) | undefined;
@@ -218,13 +225,14 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   }
 
   protected data(chunk: Buffer): void {
+    this.queuedBytes += chunk.length;
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
     // The parser refused the chunk (over the event cap) and is terminated: nothing more is fed to it.
     if (this.isCut) { this.pending = []; return; }
     if (!this.pending.length) return;
     this.push(this.pending);
     this.pending = [];
-    if (this.queue.length > HIGH_WATER) this.controller?.pause();
+    if (this.queuedBytes > HIGH_WATER_BYTES) this.controller?.pause();
   }
 
   protected end(): void {
@@ -260,6 +268,7 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
         // socket read often holds many chunked-encoding frames, each its own onResponseData.
         const batch = this.queue.length === 1 ? this.queue[0]! : this.queue.flat();
         this.queue.length = 0;
+        this.queuedBytes = 0;
         if (this.controller?.paused) this.controller.resume();
         return { value: batch, done: false };
       }
