@@ -38,6 +38,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async drop() {
       const c = new pg.Client({ connectionString: admin });
       await c.connect();
+      // pg's Pool.end() resolves before its sockets have closed: a forced drop at once terminates those
+      // sessions mid-goodbye, and the client's 'error' then has no listener (an uncaught exception in the
+      // test file). Sessions still ending get up to 2 s to go; only what is left after that is forced.
+      for (let waited = 0; waited < 2_000; waited += 20) {
+        const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        if (rows[0]!.n === 0) break;
+        await new Promise((ok) => setTimeout(ok, 20));
+      }
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     },
