@@ -168,9 +168,9 @@ function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefin
 
 /**
  * Upstream bytes queued beyond this (about one socket read) pause the upstream
- * socket until the caller catches up. Counted in bytes, not batches: each
- * chunked-encoding frame is its own batch, so a count of batches paused a
- * burst of small chunks part-way through one read and split it over two writes.
+ * socket until the caller catches up. Bytes, not batches: every chunked-encoding
+ * frame is its own batch, and a burst of small frames in one read must reach the
+ * caller whole, to leave in one write.
  */
 const HIGH_WATER_BYTES = 64 * 1024;
 
