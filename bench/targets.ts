@@ -5,8 +5,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNginx } from './nginx.js';
+import { buildConfig } from '../src/config/load-config.js';
+import { processExecArgv } from '../src/threads/young-generation.js';
 
 const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
+
+/**
+ * A gateway in its own process runs as `npm start` runs it: with the default
+ * server.semi_space_mb as node's flag (gateway threads take it from the config).
+ * The logic-free proxy gets the same heap, so that its ratio prices logic, not GC settings.
+ */
+const NODE_ARGS = processExecArgv(buildConfig({}).server.semi_space_mb, []);
 
 export interface ProcessStats { rssMb: number; loopDelayP99Ms: number }
 
@@ -33,8 +42,8 @@ function ask<T>(proc: ChildProcess, cmd: string, key: string, timeoutMs = 2_000)
 }
 
 /** A load-servers.ts child: `kind` is mock, proxy or one of the sluice variants. */
-async function child(name: string, kind: string, upstream: string, env: NodeJS.ProcessEnv = {}, servers = SERVERS): Promise<Target> {
-  const proc = fork(servers, [kind, upstream], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
+async function child(name: string, kind: string, upstream: string, env: NodeJS.ProcessEnv = {}, servers = SERVERS, execArgv = kind === 'mock' ? [] : NODE_ARGS): Promise<Target> {
+  const proc = fork(servers, [kind, upstream], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env }, execArgv });
   const ready = await new Promise<{ port: number; key?: string }>((ok, fail) => {
     proc.once('message', (m: any) => ok(m.ready));
     proc.once('exit', (code) => fail(new Error(`${name} exited with ${code}`)));
@@ -77,6 +86,7 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
       notes.push(`sluice with ${opts.threads} threads did not start (${(err as Error).message}).`);
     }
   }
-  if (opts.baseline) targets.push(await child('before', 'sluice', mock.url, {}, join(resolve(opts.baseline), 'dist/bench/load-servers.js')));
+  // An earlier build runs as it was started then: node's default heap.
+  if (opts.baseline) targets.push(await child('before', 'sluice', mock.url, {}, join(resolve(opts.baseline), 'dist/bench/load-servers.js'), []));
   return { targets, notes };
 }

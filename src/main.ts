@@ -12,6 +12,7 @@ import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
 import { gatewayThreads } from './threads/thread-count.js';
 import { startThreaded } from './threads/threaded-gateway.js';
+import { semiSpaceSet } from './threads/young-generation.js';
 
 const env = process.env;
 // An empty DATABASE_URL or REDIS_URL (`DATABASE_URL= sluice serve`) means unset, not a connection string.
@@ -60,6 +61,10 @@ program.command('serve')
     const front = http ?? config.server.http;
     const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
     const threads = gatewayThreads(config);
+    // A gateway in this process has the heap node was started with: the setting cannot reach it from here.
+    if (threads === 1 && !semiSpaceSet()) {
+      log.info({ semi_space_mb: config.server.semi_space_mb }, 'one gateway in this process: server.semi_space_mb applies only when node is started with --max-semi-space-size (npm start passes it)');
+    }
     // The handlers go in before anything starts: the port answers (and "listening" is logged)
     // before start() returns, and a SIGTERM with no handler yet kills the process outright,
     // leaving an embedded Postgres running. A signal during start waits for it, then drains.

@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromThread, ThreadStart, ToThread } from './protocol.js';
+import { processExecArgv, threadResourceLimits } from './young-generation.js';
 
 /** A cluster worker reads its ThreadStart from this variable, as a thread reads workerData. */
 export const START_ENV = 'SLUICE_THREAD_START';
@@ -20,8 +21,8 @@ export interface GatewayPeer {
   end(): void;
 }
 
-export function spawnThread(start: ThreadStart): GatewayPeer {
-  const w = new Worker(WORKER, { workerData: start });
+export function spawnThread(start: ThreadStart, semiSpaceMb: number): GatewayPeer {
+  const w = new Worker(WORKER, { workerData: start, resourceLimits: threadResourceLimits(semiSpaceMb) });
   return {
     send: (m) => w.postMessage(m),
     onMessage: (fn) => w.on('message', fn),
@@ -31,9 +32,9 @@ export function spawnThread(start: ThreadStart): GatewayPeer {
   };
 }
 
-export function spawnProcess(start: ThreadStart): GatewayPeer {
+export function spawnProcess(start: ThreadStart, semiSpaceMb: number): GatewayPeer {
   // Structured clone over IPC, as with postMessage: trace rows and Uint8Arrays cross unchanged.
-  cluster.setupPrimary({ exec: fileURLToPath(WORKER), args: [], serialization: 'advanced' });
+  cluster.setupPrimary({ exec: fileURLToPath(WORKER), args: [], execArgv: processExecArgv(semiSpaceMb), serialization: 'advanced' });
   const w = cluster.fork({ [START_ENV]: JSON.stringify(start) });
   return {
     send: (m) => { if (w.isConnected()) w.send(m); },

@@ -131,7 +131,8 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
       index, configPath: o.configPath, databaseUrl: db.url, redisUrl: o.redisUrl, dataDir: o.dataDir,
       host: o.host, port, http: o.http, logLevel: o.logLevel,
     };
-    const worker = asProcesses ? spawnProcess(start) : spawnThread(start);
+    const semi = o.config.server.semi_space_mb;
+    const worker = asProcesses ? spawnProcess(start, semi) : spawnThread(start, semi);
     spawned.push(worker);
     return new Promise((ok, fail) => {
       let ready = false;
