@@ -1,7 +1,7 @@
 // Fires when the caller goes away, so that the upstream call is cancelled with
 // it. Every request makes two (the response's and its deadline's) and hangs a
 // listener or two on each: a bare list costs a third of an EventEmitter per
-// once/off pair, and an AbortController (an EventTarget) costs ten times that.
+// once/off pair, and an EventEmitter a tenth of an AbortController (an EventTarget).
 
 type Listener = () => void;
 
