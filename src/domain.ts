@@ -206,6 +206,8 @@ export type StreamEvent =
      * pipeline forwards it with that head swapped, without parsing it at all.
      */
     plain?: PlainHead;
+    /** With `plain`: the UTF-8 bytes of output text in it, read off `raw` by the translator. */
+    outputBytes?: number;
   }
   | { type: 'error'; message: string }
   /** A native Responses API event (`POST /responses` upstreams), passed through as the upstream sent it. */

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { streamTranslator } from '../src/providers/openai-compatible/stream.js';
-import { disclosedBytes, rawOutputBytes } from '../src/pipeline/chunked-output.js';
+import { disclosedBytes } from '../src/pipeline/chunked-output.js';
+import { TailReader } from '../src/providers/openai-compatible/chunk-tail.js';
 
 const line = (extra: string, id = 'chatcmpl-1') => `{"id":"${id}","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[{"index":0,"delta":{${extra}}`;
 
@@ -52,6 +53,81 @@ test('output bytes read off an unparsed chunk equal those of the parsed chunk: e
     const chunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] };
     const raw = JSON.stringify(chunk);
     const from = raw.indexOf('"choices":[') + 11;
-    assert.equal(rawOutputBytes(raw, from), disclosedBytes(chunk as never), JSON.stringify(delta));
+    assert.equal(new TailReader().bytes(raw, from), disclosedBytes(chunk as never), JSON.stringify(delta));
   }
+});
+
+// A seeded generator, so a failure names the case that broke and reruns the same.
+function rng(seed: number): () => number {
+  return () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x80000000; };
+}
+
+test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generated chunks', () => {
+  const r = rng(13);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
+  // Characters that take every path: ASCII, escapes JSON.stringify writes (quote, backslash, newline,
+  // control characters as \u00XX), 2- and 3-byte characters, surrogate pairs and lone surrogates.
+  const alphabet = ['a', ' ', '"', '\\', '\n', '\u0001', 'é', '漢', '😀', '\ud800', '\udc00', ':', ',', '}', ']', '{"usage":1}', '"finish_reason":"stop"'];
+  const text = () => Array.from({ length: Math.floor(r() * 6) }, () => pick(alphabet)).join('');
+  const maybe = <T>(v: T) => (r() < 0.5 ? v : undefined);
+  let plainSeen = 0;
+  // One reader for the whole run, as for one stream: most chunks then take the repeat-shape path.
+  const reader = new TailReader();
+  for (let n = 0; n < 5000; n++) {
+    // Half the chunks have the shape of nearly every streamed chunk, one choice with only content.
+    const typical = r() < 0.5;
+    const choices = Array.from({ length: typical ? 1 : 1 + Math.floor(r() * 2) }, (_, index) => {
+      const delta: Record<string, unknown> = {};
+      if (typical) return { index, delta: { content: text() }, finish_reason: r() < 0.9 ? null : 'stop' };
+      if (r() < 0.7) delta.content = r() < 0.9 ? text() : null;
+      if (r() < 0.2) delta.refusal = text();
+      if (r() < 0.2) delta.tool_calls = [{ index: 0, id: maybe(text()), function: { name: maybe(text()), arguments: text() } }];
+      if (r() < 0.2) delta.role = 'assistant';
+      const choice: Record<string, unknown> = { index, delta };
+      if (r() < 0.3) choice.logprobs = { content: [{ token: text(), logprob: -0.5, bytes: [1, 2] }], refusal: null };
+      choice.finish_reason = r() < 0.8 ? null : pick(['stop', 'length', 'tool_calls']);
+      return choice;
+    });
+    const chunk: Record<string, unknown> = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices };
+    if (!typical && r() < 0.2) chunk.usage = r() < 0.5 ? null : { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    if (!typical && r() < 0.1) chunk.future = { usage: r() < 0.5 ? null : 3, nested: [text()] };
+    const raw = JSON.stringify(chunk);
+    const from = raw.indexOf('"choices":[') + 11;
+    const nested = chunk.future as { usage: unknown } | undefined;
+    const plain = choices.every((c) => c.finish_reason === null) && chunk.usage == null && (nested === undefined || nested.usage === null);
+    const got = reader.bytes(raw, from);
+    assert.equal(got, new TailReader().bytes(raw, from), `the repeat-shape path and a full walk agree on ${raw}`);
+    if (!plain) {
+      assert.equal(got, -1, `not plain: ${raw}`);
+      continue;
+    }
+    plainSeen++;
+    assert.equal(got, disclosedBytes(chunk as never), `bytes of ${raw}`);
+  }
+  assert.ok(plainSeen > 1000, `enough plain chunks were generated (${plainSeen})`);
+});
+
+test('text the one-pass reading cannot vouch for is left to the parser', () => {
+  const head = '{"id":"c","choices":[';
+  const tail = (t: string) => new TailReader().bytes(head + t, head.length);
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'), 2);
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason" :null}]}'), -1, 'a spaced key');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"}, "finish_reason":null}]}'), 2, 'space between members hides no key');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null},{"index":1,"delta":{},"finish_re\\u0061son":"stop"}]}'), -1, 'an escaped key');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"}}]}'), -1, 'no finish_reason at all');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi'), -1, 'cut off inside a string');
+  assert.equal(tail('{"index":0,"delta":{"content":"\\u12"},"finish_reason":null}]}'), -1, 'a broken escape');
+  assert.equal(tail('{"index":0,"delta":{"content":"a\\"b"},"logprobs":{"content":[{"token":"\\n"}]},"finish_reason":null}]}'), 3, 'escapes elsewhere are fine');
+});
+
+test('a chunk that repeats the last tail around a string that does not close where it did is walked in full', () => {
+  const head = '{"id":"c","choices":[';
+  const reader = new TailReader();
+  const tail = (t: string) => reader.bytes(head + t, head.length);
+  assert.equal(tail('{"index":0,"delta":{"content":"hello"},"finish_reason":null}]}'), 5);
+  assert.equal(tail('{"index":0,"delta":{"content":"hi é"},"finish_reason":null}]}'), 5, 'the same shape: only the text is read');
+  assert.equal(tail('{"index":0,"delta":{"content":"a"},"finish_reason":"stop","x":"b"},"finish_reason":null}]}'), -1, 'a finish hidden between the same two ends');
+  assert.equal(tail('{"index":0,"delta":{"content":"a\\"},"finish_reason":null}]}'), -1, 'a text whose last quote is escaped never closes');
+  assert.equal(tail('{"index":0,"delta":{"content":"x\\\\"},"finish_reason":null}]}'), 2, 'an escaped backslash before the quote: it closes');
+  assert.equal(tail('{"index":0,"delta":{"content":"\\ud83d\\ude00"},"finish_reason":null}]}'), 4, 'a pair of escaped surrogates is one 4-byte character');
 });

@@ -10,7 +10,7 @@ import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstrea
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
-import { ChunkedOutput, disclosedBytes, rawOutputBytes } from './chunked-output.js';
+import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import type { RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
@@ -64,7 +64,7 @@ export async function streamChat(
         continue;
       }
       if (skim) {
-        const bytes = ev.plain ? rawOutputBytes(ev.raw!, ev.plain.prefix.length) : disclosedBytes(ev.chunk);
+        const bytes = ev.plain ? ev.outputBytes ?? 0 : disclosedBytes(ev.chunk);
         acc.skim(ev, bytes);
         if (ev.plain) { out.add(writer.plainLine(ev), bytes); continue; }
       } else if (mode !== 'buffered') {

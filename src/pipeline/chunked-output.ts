@@ -173,31 +173,3 @@ export function disclosedBytes(chunk: ChatChunk): number {
   }
   return n;
 }
-
-const TEXT_KEYS = ['"content":"', '"refusal":"', '"arguments":"'];
-
-/**
- * The same count for a chunk that was never parsed, read off its JSON text
- * from `from` on: every content, refusal and arguments string. A string with no
- * escape is its own UTF-8 bytes; one with escapes is decoded alone, which is
- * still far cheaper than parsing the chunk. Nothing is kept, so a stream of any
- * length costs the same memory.
- */
-export function rawOutputBytes(raw: string, from: number): number {
-  let n = 0;
-  for (const key of TEXT_KEYS) {
-    for (let at = raw.indexOf(key, from); at >= 0; at = raw.indexOf(key, at + key.length)) {
-      const start = at + key.length;
-      let end = start;
-      let escaped = false;
-      while (end < raw.length) {
-        const c = raw.charCodeAt(end);
-        if (c === 34 /* " */) break;
-        if (c === 92 /* \ */) { escaped = true; end += 2; } else end++;
-      }
-      n += escaped ? Buffer.byteLength(JSON.parse(raw.slice(start - 1, end + 1)) as string) : Buffer.byteLength(raw.slice(start, end));
-      at = end;
-    }
-  }
-  return n;
-}

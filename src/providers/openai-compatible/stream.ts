@@ -8,12 +8,13 @@
 // or whose head differs, are always parsed.
 import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator } from '../../domain.js';
 import { isObj } from '../json-shape.js';
+import { TailReader } from './chunk-tail.js';
 
 /** A chunk whose object is parsed on first read. */
 class PlainChunk {
   readonly type = 'chunk' as const;
   private parsed: ChatChunk | undefined;
-  constructor(readonly raw: string, readonly plain: PlainHead) {}
+  constructor(readonly raw: string, readonly plain: PlainHead, readonly outputBytes: number) {}
   get chunk(): ChatChunk {
     this.parsed ??= JSON.parse(this.raw) as ChatChunk;
     return this.parsed;
@@ -21,9 +22,6 @@ class PlainChunk {
 }
 
 const CHOICES = '"choices":[';
-const FINISH = '"finish_reason":';
-const USAGE = '"usage":';
-const N = 110; // 'n' of null
 
 /** The head of a parsed chunk's text, when it is compact and holds id and model before the choices. */
 function headOf(data: string, id: string, model: string): PlainHead | undefined {
@@ -35,30 +33,27 @@ function headOf(data: string, id: string, model: string): PlainHead | undefined 
 }
 
 /**
- * Whether `data` can be forwarded unparsed: it starts with the stream's head
- * (compared by slicing, which V8 does far faster than startsWith), every
- * choice's finish reason is null, and usage is absent or null. Inside a JSON
- * string every quote is escaped, so a quoted key found in the text is a key.
+ * The output bytes of `data` when it can be forwarded unparsed, else -1: it
+ * starts with the stream's head (compared by slicing, which V8 does far faster
+ * than startsWith), every choice's finish reason is null, and usage is absent
+ * or null (chunk-tail.ts).
  */
-function isPlain(data: string, head: PlainHead): boolean {
+function plainBytes(data: string, head: PlainHead, tails: TailReader): number {
   const L = head.prefix.length;
-  if (data.length <= L || data.slice(0, L) !== head.prefix) return false;
-  let at = data.indexOf(FINISH, L);
-  if (at < 0) return false;
-  while (at >= 0) {
-    if (data.charCodeAt(at + FINISH.length) !== N) return false;
-    at = data.indexOf(FINISH, at + FINISH.length);
-  }
-  const usage = data.indexOf(USAGE, L);
-  return usage < 0 || data.charCodeAt(usage + USAGE.length) === N;
+  if (data.length <= L || data.slice(0, L) !== head.prefix) return -1;
+  return tails.bytes(data, L);
 }
 
 export function streamTranslator(): StreamTranslator {
   let head: PlainHead | undefined;
+  const tails = new TailReader();
   return {
     event(_name, data): StreamEvent[] {
       if (data === '[DONE]') return [{ type: 'done' }];
-      if (head && isPlain(data, head)) return [new PlainChunk(data, head)];
+      if (head) {
+        const bytes = plainBytes(data, head, tails);
+        if (bytes >= 0) return [new PlainChunk(data, head, bytes)];
+      }
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];

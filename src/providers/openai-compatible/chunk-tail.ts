@@ -1,0 +1,176 @@
+// One pass over a streamed chunk's text after its head (`"choices":[` on):
+// whether it may go out unparsed, and how many UTF-8 bytes of output text it
+// holds. Searching the text once per key (indexOf of `"finish_reason":`,
+// `"usage":`, `"content":"`...) cost five or six scans of it per chunk, each
+// stopping at every quote of the JSON, a tenth of the stream path's
+// instructions; this walk reads each character once.
+//
+// It expects the compact JSON OpenAI-compatible servers write. A key followed
+// by anything but a colon, an escaped key, or text it cannot follow answers
+// "not plain", and the chunk is then parsed: a wrong "plain" would forward a
+// finish or usage unseen, a wrong "not plain" only costs a parse.
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COLON = 58;
+const COMMA = 44;
+const CLOSE_BRACE = 125;
+const CLOSE_BRACKET = 93;
+const LETTER_N = 110; // the n of null
+const LETTER_U = 117; // \u
+
+const OTHER = 0;
+const TEXT = 1;
+const FINISH = 2;
+const USAGE = 3;
+
+/** What a key means here, from its text between the quotes. */
+function keyKind(s: string, start: number, end: number): number {
+  switch (end - start) {
+    case 5: return s.startsWith('usage', start) ? USAGE : OTHER;
+    case 7: return s.startsWith('content', start) || s.startsWith('refusal', start) ? TEXT : OTHER;
+    case 9: return s.startsWith('arguments', start) ? TEXT : OTHER;
+    case 13: return s.startsWith('finish_reason', start) ? FINISH : OTHER;
+    default: return OTHER;
+  }
+}
+
+/** Whether the string stringEnd last walked held an escape. */
+let escaped = false;
+
+/** Index just past the JSON string opening at `q`, or -1 if it is unterminated. */
+function stringEnd(s: string, q: number): number {
+  escaped = false;
+  for (let i = q + 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) { escaped = true; i++; }
+  }
+  return -1;
+}
+
+/** The UTF-8 bytes of the string textEnd last walked: a module slot, not a result object per string. */
+let textBytes = 0;
+
+/**
+ * Index just past the JSON string opening at `q` (-1 if it is unterminated),
+ * counting into `textBytes` the UTF-8 bytes of its value as Buffer.byteLength
+ * counts them (a lone surrogate is U+FFFD, 3 bytes).
+ */
+function textEnd(s: string, q: number): number {
+  let bytes = 0;
+  const n = s.length;
+  for (let i = q + 1; i < n;) {
+    const c = s.charCodeAt(i);
+    if (c === QUOTE) { textBytes = bytes; return i + 1; }
+    if (c === BACKSLASH) {
+      // \uXXXX may be half of a surrogate pair: the string is decoded whole, as a parse would.
+      if (s.charCodeAt(i + 1) === LETTER_U) return decodedEnd(s, q, i);
+      bytes += 1;
+      i += 2;
+      continue;
+    }
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { bytes += 4; i += 2; continue; }
+    else bytes += 3;
+    i++;
+  }
+  return -1;
+}
+
+/** The slow way for a string with a \u escape: find its end, decode it, count. */
+function decodedEnd(s: string, q: number, from: number): number {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === BACKSLASH) { i++; continue; }
+    if (c !== QUOTE) continue;
+    try {
+      textBytes = Buffer.byteLength(JSON.parse(s.slice(q, i + 1)) as string);
+    } catch {
+      return -1;
+    }
+    return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * Reads the tails of one stream's chunks. From `from` (just past the head) to
+ * the end of the text, `bytes` answers -1 unless every `finish_reason` is null,
+ * there is at least one, and `usage` is absent or null; otherwise the UTF-8
+ * bytes of every content, refusal and arguments string, at any depth (what a
+ * reader is shown: the trace's disclosed_bytes).
+ *
+ * Nearly every chunk of a stream has the last one's tail with only its text
+ * changed. After a plain tail with exactly one text, the next is first tried
+ * against that tail's text before and after the string: if both match byte
+ * for byte and the string between them closes exactly where the second part
+ * begins, the tokens are the same as the checked chunk's, so is the verdict,
+ * and only the new string is read.
+ */
+export class TailReader {
+  /** The last plain tail up to and including its one text's opening quote, and from its closing quote on. */
+  private before = '';
+  private after = '';
+  /** Of the last full walk: how many text strings, and where the last one opened and closed. */
+  private texts = 0;
+  private open = 0;
+  private close = 0;
+
+  bytes(s: string, from: number): number {
+    const before = this.before;
+    const after = this.after;
+    if (before !== '' && s.length >= from + before.length + after.length
+      && s.slice(from, from + before.length) === before && s.slice(s.length - after.length) === after
+      && textEnd(s, from + before.length - 1) === s.length - after.length + 1) {
+      return textBytes;
+    }
+    const n = this.walk(s, from);
+    if (n >= 0 && this.texts === 1) {
+      this.before = s.slice(from, this.open + 1);
+      this.after = s.slice(this.close);
+    }
+    return n;
+  }
+
+  private walk(s: string, from: number): number {
+    let bytes = 0;
+    let finishes = 0;
+    this.texts = 0;
+    const n = s.length;
+    for (let i = from; i < n;) {
+      if (s.charCodeAt(i) !== QUOTE) { i++; continue; }
+      const end = stringEnd(s, i);
+      if (end < 0) return -1;
+      const next = s.charCodeAt(end);
+      if (next === COLON && escaped) return -1;
+      if (next !== COLON) {
+        // A string value; in compact JSON only a separator can follow it.
+        if (next !== COMMA && next !== CLOSE_BRACE && next !== CLOSE_BRACKET) return -1;
+        i = end;
+        continue;
+      }
+      const kind = keyKind(s, i + 1, end - 1);
+      const v = end + 1;
+      const first = s.charCodeAt(v);
+      if (kind === TEXT && first === QUOTE) {
+        i = textEnd(s, v);
+        if (i < 0) return -1;
+        bytes += textBytes;
+        this.texts++;
+        this.open = v;
+        this.close = i - 1;
+        continue;
+      }
+      if (kind === FINISH) {
+        if (first !== LETTER_N) return -1;
+        finishes++;
+      } else if (kind === USAGE && first !== LETTER_N) {
+        return -1;
+      }
+      i = v;
+    }
+    return finishes > 0 ? bytes : -1;
+  }
+}
