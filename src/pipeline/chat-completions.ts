@@ -10,7 +10,7 @@ import { parseChatRequest } from './chat-request.js';
 import { streamChat } from './chat-stream.js';
 import { dryRunBody } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
-import { SPLICE_MIN_CHARS, withMembers } from '../providers/json-members.js';
+import { withMembers } from '../providers/json-members.js';
 import { guardMessages } from './guard-input.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
@@ -69,7 +69,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (completion.usage == null) own.usage = usage;
   if (wantBlock) own.gateway = gatewayBlock(ctx);
   Object.assign(completion, own);
-  const reply = (text !== undefined && text.length >= SPLICE_MIN_CHARS ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
+  const reply = (text !== undefined ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
   if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
 }

@@ -3,7 +3,7 @@
 // Where no input policy applies (ChatRequest.rawText), that is the caller's own
 // text with those values spliced in, which also keeps every member byte for byte.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
-import { SPLICE_MIN_CHARS, withMembers } from '../json-members.js';
+import { withMembers } from '../json-members.js';
 import { joinUrl } from '../url.js';
 
 function headers(target: UpstreamTarget): Record<string, string> {
@@ -14,7 +14,7 @@ function headers(target: UpstreamTarget): Record<string, string> {
 
 export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamRequest {
   const url = joinUrl(target.baseUrl, 'chat/completions');
-  const spliced = req.rawText === undefined || req.rawText.length < SPLICE_MIN_CHARS ? undefined : splicedChatBody(target, req, req.rawText);
+  const spliced = req.rawText === undefined ? undefined : splicedChatBody(target, req, req.rawText);
   if (spliced !== undefined) return { url, method: 'POST', headers: headers(target), body: spliced };
   // Rest destructuring rather than `delete`, which would drop the object into V8's slow dictionary mode.
   const { stream: _stream, stream_options: streamOptions, ...rest } = req.raw;
