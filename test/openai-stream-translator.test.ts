@@ -53,7 +53,7 @@ test('output bytes read off an unparsed chunk equal those of the parsed chunk: e
     const chunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] };
     const raw = JSON.stringify(chunk);
     const from = raw.indexOf('"choices":[') + 11;
-    assert.equal(new TailReader().bytes(raw, from), disclosedBytes(chunk as never), JSON.stringify(delta));
+    assert.equal(new TailReader().bytes(raw, raw.slice(0, from)), disclosedBytes(chunk as never), JSON.stringify(delta));
   }
 });
 
@@ -95,8 +95,9 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     const from = raw.indexOf('"choices":[') + 11;
     const nested = chunk.future as { usage: unknown } | undefined;
     const plain = choices.every((c) => c.finish_reason === null) && chunk.usage == null && (nested === undefined || nested.usage === null);
-    const got = reader.bytes(raw, from);
-    assert.equal(got, new TailReader().bytes(raw, from), `the repeat-shape path and a full walk agree on ${raw}`);
+    const prefix = raw.slice(0, from);
+    const got = reader.bytes(raw, prefix);
+    assert.equal(got, new TailReader().bytes(raw, prefix), `the repeat-shape path and a full walk agree on ${raw}`);
     if (!plain) {
       assert.equal(got, -1, `not plain: ${raw}`);
       continue;
@@ -109,7 +110,7 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
 
 test('text the one-pass reading cannot vouch for is left to the parser', () => {
   const head = '{"id":"c","choices":[';
-  const tail = (t: string) => new TailReader().bytes(head + t, head.length);
+  const tail = (t: string) => new TailReader().bytes(head + t, head);
   assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'), 2);
   assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason" :null}]}'), -1, 'a spaced key');
   assert.equal(tail('{"index":0,"delta":{"content":"hi"}, "finish_reason":null}]}'), 2, 'space between members hides no key');
@@ -123,11 +124,13 @@ test('text the one-pass reading cannot vouch for is left to the parser', () => {
 test('a chunk that repeats the last tail around a string that does not close where it did is walked in full', () => {
   const head = '{"id":"c","choices":[';
   const reader = new TailReader();
-  const tail = (t: string) => reader.bytes(head + t, head.length);
+  const tail = (t: string) => reader.bytes(head + t, head);
   assert.equal(tail('{"index":0,"delta":{"content":"hello"},"finish_reason":null}]}'), 5);
   assert.equal(tail('{"index":0,"delta":{"content":"hi é"},"finish_reason":null}]}'), 5, 'the same shape: only the text is read');
   assert.equal(tail('{"index":0,"delta":{"content":"a"},"finish_reason":"stop","x":"b"},"finish_reason":null}]}'), -1, 'a finish hidden between the same two ends');
   assert.equal(tail('{"index":0,"delta":{"content":"a\\"},"finish_reason":null}]}'), -1, 'a text whose last quote is escaped never closes');
   assert.equal(tail('{"index":0,"delta":{"content":"x\\\\"},"finish_reason":null}]}'), 2, 'an escaped backslash before the quote: it closes');
   assert.equal(tail('{"index":0,"delta":{"content":"\\ud83d\\ude00"},"finish_reason":null}]}'), 4, 'a pair of escaped surrogates is one 4-byte character');
+  const next = '{"id":"d","choices":[';
+  assert.equal(reader.bytes(head + '{"index":0,"delta":{"content":"x"},"finish_reason":null}]}', next), -1, 'a new head: the last chunk\'s text no longer vouches');
 });

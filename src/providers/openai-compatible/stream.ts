@@ -32,18 +32,6 @@ function headOf(data: string, id: string, model: string): PlainHead | undefined 
   return { prefix, id, model };
 }
 
-/**
- * The output bytes of `data` when it can be forwarded unparsed, else -1: it
- * starts with the stream's head (compared by slicing, which V8 does far faster
- * than startsWith), every choice's finish reason is null, and usage is absent
- * or null (chunk-tail.ts).
- */
-function plainBytes(data: string, head: PlainHead, tails: TailReader): number {
-  const L = head.prefix.length;
-  if (data.length <= L || data.slice(0, L) !== head.prefix) return -1;
-  return tails.bytes(data, L);
-}
-
 export function streamTranslator(): StreamTranslator {
   let head: PlainHead | undefined;
   const tails = new TailReader();
@@ -51,7 +39,7 @@ export function streamTranslator(): StreamTranslator {
     event(_name, data): StreamEvent[] {
       if (data === '[DONE]') return [{ type: 'done' }];
       if (head) {
-        const bytes = plainBytes(data, head, tails);
+        const bytes = tails.bytes(data, head.prefix);
         if (bytes >= 0) return [new PlainChunk(data, head, bytes)];
       }
       let chunk: unknown;
