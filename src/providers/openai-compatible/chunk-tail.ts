@@ -108,7 +108,7 @@ function decodedEnd(s: string, q: number, from: number): number {
  * against that chunk's text before and after the string: if both match byte
  * for byte and the string between them closes exactly where the second part
  * begins, the tokens are the checked chunk's, so is the verdict, and only the
- * new string is read. Two compares, where checking the head alone was one.
+ * new string is read, where a walk reads the whole tail.
  */
 export class TailReader {
   /** The head the learned text was read under: a new head forgets it. */
@@ -124,7 +124,7 @@ export class TailReader {
   bytes(s: string, prefix: string): number {
     const before = this.before;
     const after = this.after;
-    // Heads are compared by identity first: the translator keeps one string per head.
+    // The translator hands over the same head string each time: V8 compares it by pointer.
     if (prefix === this.prefix && before !== '' && s.length >= before.length + after.length
       && s.slice(0, before.length) === before && s.slice(s.length - after.length) === after
       && textEnd(s, before.length - 1) === s.length - after.length + 1) {

@@ -24,7 +24,9 @@ class PlainChunk {
 const CHOICES = '"choices":[';
 
 /** The head of a parsed chunk's text, when it is compact and holds id and model before the choices. */
-function headOf(data: string, id: string, model: string): PlainHead | undefined {
+function headOf(data: string, id: string, model: string, last: PlainHead | undefined): PlainHead | undefined {
+  // The finish and usage chunks nearly always repeat the head: one compare instead of a search.
+  if (last && last.id === id && last.model === model && data.slice(0, last.prefix.length) === last.prefix) return last;
   const at = data.indexOf(CHOICES);
   if (at < 0) return undefined;
   const prefix = data.slice(0, at + CHOICES.length);
@@ -47,7 +49,7 @@ export function streamTranslator(): StreamTranslator {
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
       if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Upstream stream error.') }];
       if (typeof chunk.id === 'string' && typeof chunk.model === 'string' && Array.isArray(chunk.choices)) {
-        head = headOf(data, chunk.id, chunk.model) ?? head;
+        head = headOf(data, chunk.id, chunk.model, head) ?? head;
       }
       // A chunk without choices (a bare usage chunk from some servers) is still passed on.
       if (!Array.isArray(chunk.choices)) chunk.choices = [];
