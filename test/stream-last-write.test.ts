@@ -99,6 +99,14 @@ describe('a stream\'s last upstream batch leaves with its end', () => {
     assert.match(end.text, /event: response\.completed\n/);
   });
 
+  test('translated Responses: a burst of chunks in one upstream read leaves with response.completed, in one write', async () => {
+    const ops = await run('/v1/responses', { model: 'burst-model', stream: true, input: 'burst' });
+    assert.deepEqual(ops.map((o) => o.op), ['begin', 'end']);
+    const end = ops[1]!.text;
+    assert.equal(end.match(/event: response\.output_text\.delta\n/g)?.length, 60, 'every delta is in it');
+    assert.match(end, /event: response\.completed\n/);
+  });
+
   test('a burst of small chunks in one upstream read is one batch: the whole stream leaves in one write', async () => {
     const ops = await run('/v1/chat/completions', { model: 'burst-model', stream: true, messages: [{ role: 'user', content: 'burst' }] });
     assert.deepEqual(ops.map((o) => o.op), ['begin', 'end']);

@@ -4,7 +4,7 @@
 // chat answer or chunk stream becomes a response object or typed events.
 // Moderation runs on the chat side, as for chat: buffered over the whole
 // completion, chunked through ChunkedOutput before any event is built.
-import type { ChatMessage, ChatRequest, StreamEvent } from '../domain.js';
+import type { ChatMessage, ChatRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { completeResponse, ItemIds, responseShell } from '../responses/chat-to-response.js';
@@ -12,7 +12,7 @@ import { itemsToMessages } from '../responses/items-to-messages.js';
 import { toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
-import { collectEvents, oneBatch } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
 import { dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -62,7 +62,7 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
 async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest): Promise<void> {
   const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
   const acc = new StreamAccumulator();
-  let batches: AsyncIterable<StreamEvent[]> = upstream.events;
+  let batches: StreamBatches = upstream.events;
   if (p.mode === 'buffered') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
@@ -98,7 +98,9 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
       out.add(writer.chunk(chunk), disclosedBytes(chunk));
     }
     // The stream commits to 200 only with the first output, so a failure before any is still a JSON error.
-    if (!moderator || out.hasOutput) await out.flush();
+    // The upstream's last batch leaves with response.completed, one socket write instead of two;
+    // it waits for the pending marker that has to land before that event anyway.
+    if ((!moderator || out.hasOutput) && !batches.drained) await out.flush();
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();
