@@ -29,8 +29,6 @@ export class SseOut {
     this.disclosed += outputBytes;
   }
 
-
-
   private begin(): void {
     if (this.res.started) return;
     this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId], ...this.passHeaders]);
