@@ -86,7 +86,7 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
       notes.push(`sluice with ${opts.threads} threads did not start (${(err as Error).message}).`);
     }
   }
-  // An earlier build runs as it was started then: node's default heap.
-  if (opts.baseline) targets.push(await child('before', 'sluice', mock.url, {}, join(resolve(opts.baseline), 'dist/bench/load-servers.js'), []));
+  // An earlier build runs with today's node flags, so that `before` prices the code alone.
+  if (opts.baseline) targets.push(await child('before', 'sluice', mock.url, {}, join(resolve(opts.baseline), 'dist/bench/load-servers.js')));
   return { targets, notes };
 }

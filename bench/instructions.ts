@@ -1,0 +1,81 @@
+// npm run bench:instructions: instructions per request, counted by valgrind's
+// callgrind, for the logic-free proxy, sluice and (BENCH_BASELINE) an earlier
+// build. CPU time on shared cores moves ±10-20 % between runs; an instruction
+// count moves well under 1 %, whatever else the machine is doing, so a change
+// of a few percent shows. It counts user-space instructions of the gateway's
+// main thread only, after a warm-up, so JIT compilation and GC helper threads
+// are left out, and so are the kernel's socket costs (the same for every
+// target). It needs valgrind (`apt-get install valgrind`).
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { buildConfig } from '../src/config/load-config.js';
+import { processExecArgv } from '../src/threads/young-generation.js';
+import { chatBody } from './scenarios.js';
+
+const N = Number(process.env.INSTR_REQUESTS ?? 2000);
+const WARM = Number(process.env.INSTR_WARMUP ?? 2000);
+const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
+
+function ready(proc: ChildProcess): Promise<{ port: number; key?: string }> {
+  return new Promise((ok, fail) => {
+    proc.once('message', (m: any) => ok(m.ready));
+    proc.once('exit', (code) => fail(new Error(`exited with ${code}`)));
+  });
+}
+
+/** Main-thread instructions per request of `kind` from `servers`, for `body`. */
+async function count(kind: string, servers: string, upstream: string, body: string): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
+  const args = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'out')}`,
+    process.execPath, ...processExecArgv(buildConfig({}).server.semi_space_mb, []), servers, kind, upstream];
+  const proc = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: process.env });
+  try {
+    const r = await ready(proc);
+    const opts = { url: `http://127.0.0.1:${r.port}/v1/chat/completions`, method: 'POST' as const, connections: 4, body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${r.key ?? 'bench'}` } };
+    await autocannon({ ...opts, amount: WARM });
+    execFileSync('callgrind_control', ['--instr=on', String(proc.pid)], { stdio: 'ignore' });
+    const run = await autocannon({ ...opts, amount: N });
+    execFileSync('callgrind_control', ['--instr=off', String(proc.pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['--dump', String(proc.pid)], { stdio: 'ignore' });
+    if (run.non2xx || run.errors) throw new Error(`${run.non2xx + run.errors} of ${N} requests failed`);
+    // One file per thread; the main thread's ends in -01.
+    const main = readdirSync(dir).find((f) => f.endsWith('-01'));
+    const total = main ? /^totals: (\d+)/m.exec(readFileSync(join(dir, main), 'utf8'))?.[1] : undefined;
+    if (!total) throw new Error('callgrind wrote no main-thread totals');
+    return Number(total) / N;
+  } finally {
+    proc.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log('valgrind is not installed (apt-get install valgrind): nothing to count.');
+    return;
+  }
+  const mock = fork(SERVERS, ['mock', ''], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const upstream = `http://127.0.0.1:${(await ready(mock)).port}`;
+  const targets: Array<[string, string, string]> = [['proxy', 'proxy', SERVERS], ['sluice', 'sluice', SERVERS]];
+  if (process.env.BENCH_BASELINE) targets.push(['before', 'sluice', join(resolve(process.env.BENCH_BASELINE), 'dist/bench/load-servers.js')]);
+  const scenarios: Array<[string, string]> = [['JSON 300 B', chatBody(300, false)], ['stream 20 chunks', chatBody(300, true)]];
+  console.log(`instructions per request, gateway main thread, ${N} requests after ${WARM} (callgrind)`);
+  for (const [scenario, body] of scenarios) {
+    let proxy = NaN;
+    for (const [name, kind, servers] of targets) {
+      const n = await count(kind, servers, upstream, body);
+      if (name === 'proxy') proxy = n;
+      console.log(`  ${scenario.padEnd(17)} ${name.padEnd(7)} ${Math.round(n).toLocaleString('en').padStart(9)}  ${(n / proxy).toFixed(2)}× proxy`);
+    }
+  }
+  mock.kill();
+}
+
+await main();
