@@ -190,8 +190,11 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
    */
   private readonly decoder = new StringDecoder('utf8');
   private atStart = true;
-  private readonly queue: StreamEvent[][] = [];
-  private pending: StreamEvent[] = [];
+  /**
+   * Events not yet taken, in one flat array: one array per chunked frame, then
+   * flattened, cost an allocation per frame (every chunk is a frame).
+   */
+  private queue: StreamEvent[] = [];
   /** Upstream bytes read since the caller last took the queue. */
   private queuedBytes = 0;
   private finished = false;
@@ -220,7 +223,7 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
           if (ev.type === 'done') { this.finished = true; continue; }
           // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
           if (ev.type === 'chunk' && !ev.plain && !this.finished && hasFinish(ev.chunk.choices)) this.finished = true;
-          this.pending.push(ev);
+          this.queue.push(ev);
         }
       },
     });
@@ -238,17 +241,22 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
       this.atStart = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
+    const before = this.queue.length;
     this.parser.feed(text);
     // The parser refused the chunk (over the event cap) and is terminated: nothing more is fed to it.
-    if (this.isCut) { this.pending = []; return; }
-    if (!this.pending.length) return;
-    this.push(this.pending);
-    this.pending = [];
+    // What this read parsed before the cap would reach the caller after the failure the cut
+    // queued during the feed, so it is dropped and only the failure stays.
+    if (this.isCut) {
+      this.queue = this.queue.filter((ev, i) => i < before || ev.type === 'error');
+      return;
+    }
+    if (this.queue.length === before) return;
+    this.wake?.();
     if (this.queuedBytes > HIGH_WATER_BYTES) this.controller?.pause();
   }
 
   protected end(): void {
-    if (!this.finished) this.push([{ type: 'error', message: 'The upstream stream ended before it completed.' }]);
+    if (!this.finished) this.push({ type: 'error', message: 'The upstream stream ended before it completed.' });
     this.close();
   }
 
@@ -256,15 +264,15 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
     if (!this.isAccepted) return this.ready.reject(err);
     // The caller left and the call went with it: the stream just ends, so the pipeline records
     // client_closed; an error event would blame the provider, and nobody is left to read it.
-    if (!this.signal.aborted) this.push([{ type: 'error', message: err.message }]);
+    if (!this.signal.aborted) this.push({ type: 'error', message: err.message });
     this.close();
   }
 
   /** The upstream has ended and every batch was taken: what the caller holds is the stream's last output. */
   get drained(): boolean { return this.closed && this.queue.length === 0; }
 
-  private push(batch: StreamEvent[]): void {
-    this.queue.push(batch);
+  private push(ev: StreamEvent): void {
+    this.queue.push(ev);
     this.wake?.();
   }
 
@@ -278,8 +286,8 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
       if (this.queue.length) {
         // Everything that arrived since the last call goes out as one batch: one
         // socket read often holds many chunked-encoding frames, each its own onResponseData.
-        const batch = this.queue.length === 1 ? this.queue[0]! : this.queue.flat();
-        this.queue.length = 0;
+        const batch = this.queue;
+        this.queue = [];
         this.queuedBytes = 0;
         if (this.controller?.paused) this.controller.resume();
         return { value: batch, done: false };
