@@ -6,17 +6,10 @@
 // it cannot follow makes it give up (the caller re-serialises), never loop.
 // Walked by character code, it costs fewer instructions than JSON.stringify
 // even on a 300-byte body, so bodies of every size are spliced.
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-chars.js';
 
 /** Value spans [start, end) by key; undefined when a key is escaped or repeated (JSON.parse's last-wins would disagree). */
 export type MemberSpans = Map<string, readonly [number, number]>;
-
-const BACKSLASH = 92;
-const QUOTE = 34;
-const COMMA = 44;
-const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
-const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
 
 function isSpace(c: number): boolean { return c === 32 || c === 10 || c === 13 || c === 9; }
 

@@ -9,13 +9,8 @@
 // by anything but a colon, an escaped key, or text it cannot follow answers
 // "not plain", and the chunk is then parsed: a wrong "plain" would forward a
 // finish or usage unseen, a wrong "not plain" only costs a parse.
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE } from '../json-chars.js';
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const COLON = 58;
-const COMMA = 44;
-const CLOSE_BRACE = 125;
-const CLOSE_BRACKET = 93;
 const LETTER_N = 110; // the n of null
 const LETTER_U = 117; // \u
 
