@@ -6,7 +6,7 @@
 // it cannot follow makes it give up (the caller re-serialises), never loop.
 // Walked by character code, it costs fewer instructions than JSON.stringify
 // even on a 300-byte body, so bodies of every size are spliced.
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-chars.js';
+import { CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-scan.js';
 
 /** Value spans [start, end) by key; undefined when a key is escaped or repeated (JSON.parse's last-wins would disagree). */
 export type MemberSpans = Map<string, readonly [number, number]>;
@@ -16,18 +16,6 @@ function isSpace(c: number): boolean { return c === 32 || c === 10 || c === 13 |
 function skipSpace(text: string, i: number): number {
   while (isSpace(text.charCodeAt(i))) i++;
   return i;
-}
-
-/** `i` is an opening quote; returns the index just past its closing quote, or -1. */
-function stringEnd(text: string, i: number): number {
-  for (let from = i + 1; ;) {
-    const q = text.indexOf('"', from);
-    if (q < 0) return -1;
-    let slashes = 0;
-    while (text.charCodeAt(q - 1 - slashes) === BACKSLASH) slashes++;
-    if ((slashes & 1) === 0) return q + 1;
-    from = q + 1;
-  }
 }
 
 /**

@@ -9,7 +9,7 @@
 // by anything but a colon, an escaped key, or text it cannot follow answers
 // "not plain", and the chunk is then parsed: a wrong "plain" would forward a
 // finish or usage unseen, a wrong "not plain" only costs a parse.
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE } from '../json-chars.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE, stringEnd } from '../json-scan.js';
 
 const LETTER_N = 110; // the n of null
 const LETTER_U = 117; // \u
@@ -30,18 +30,10 @@ function keyKind(s: string, start: number, end: number): number {
   }
 }
 
-/** Whether the string stringEnd last walked held an escape. */
-let escaped = false;
-
-/** Index just past the JSON string opening at `q`, or -1 if it is unterminated. */
-function stringEnd(s: string, q: number): number {
-  escaped = false;
-  for (let i = q + 1; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) { escaped = true; i++; }
-  }
-  return -1;
+/** Whether s[from, to) holds a backslash: keys are short, so a walk beats a search. */
+function hasBackslash(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
+  return false;
 }
 
 /** The UTF-8 bytes of the string textEnd last walked: a module slot, not a result object per string. */
@@ -60,7 +52,7 @@ function textEnd(s: string, q: number): number {
     if (c === QUOTE) { textBytes = bytes; return i + 1; }
     if (c === BACKSLASH) {
       // \uXXXX may be half of a surrogate pair: the string is decoded whole, as a parse would.
-      if (s.charCodeAt(i + 1) === LETTER_U) return decodedEnd(s, q, i);
+      if (s.charCodeAt(i + 1) === LETTER_U) return decodedEnd(s, q);
       bytes += 1;
       i += 2;
       continue;
@@ -75,19 +67,15 @@ function textEnd(s: string, q: number): number {
 }
 
 /** The slow way for a string with a \u escape: find its end, decode it, count. */
-function decodedEnd(s: string, q: number, from: number): number {
-  for (let i = from; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === BACKSLASH) { i++; continue; }
-    if (c !== QUOTE) continue;
-    try {
-      textBytes = Buffer.byteLength(JSON.parse(s.slice(q, i + 1)) as string);
-    } catch {
-      return -1;
-    }
-    return i + 1;
+function decodedEnd(s: string, q: number): number {
+  const end = stringEnd(s, q);
+  if (end < 0) return -1;
+  try {
+    textBytes = Buffer.byteLength(JSON.parse(s.slice(q, end)) as string);
+  } catch {
+    return -1;
   }
-  return -1;
+  return end;
 }
 
 /**
@@ -147,7 +135,7 @@ export class TailReader {
       const end = stringEnd(s, i);
       if (end < 0) return -1;
       const next = s.charCodeAt(end);
-      if (next === COLON && escaped) return -1;
+      if (next === COLON && hasBackslash(s, i + 1, end - 1)) return -1;
       if (next !== COLON) {
         // A string value; in compact JSON only a separator can follow it.
         if (next !== COMMA && next !== CLOSE_BRACE && next !== CLOSE_BRACKET) return -1;
