@@ -3,10 +3,11 @@
 // build. CPU time on shared cores moves ±10-20 % between runs; an instruction
 // count moves 1-3 % at the default 2,000 requests (a garbage collection lands
 // in the window or not), whatever else the machine is doing, so a change of a
-// few percent shows; INSTR_REQUESTS=6000 narrows it further. It counts user-space instructions of the gateway's
-// main thread only, after a warm-up, so JIT compilation and GC helper threads
-// are left out, and so are the kernel's socket costs (the same for every
-// target). It needs valgrind (`apt-get install valgrind`).
+// few percent shows; INSTR_REQUESTS=6000 narrows it further. It counts the
+// user-space instructions of the gateway's main thread only, after a warm-up,
+// so JIT compilation and GC helper threads are left out, and so are the
+// kernel's socket costs (the same for every target). It needs valgrind
+// (`apt-get install valgrind`).
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
