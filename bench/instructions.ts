@@ -4,10 +4,17 @@
 // count moves 1-3 % at the default 2,000 requests (a garbage collection lands
 // in the window or not), whatever else the machine is doing, so a change of a
 // few percent shows; INSTR_REQUESTS=6000 narrows it further. It counts the
-// user-space instructions of the gateway's main thread only, after a warm-up,
-// so JIT compilation and GC helper threads are left out, and so are the
-// kernel's socket costs (the same for every target). It needs valgrind
+// user-space instructions of the threads that serve requests (the main thread
+// in process), after a warm-up, so JIT compilation and GC helper threads are
+// left out, and so are the kernel's socket costs (the same for every target). It needs valgrind
 // (`apt-get install valgrind`).
+//
+// Two more rows price parts of sluice: without its trace pipeline (what a
+// trace costs per request), and with two gateway threads (what the threads
+// model costs per request: structured-clone messages, the main thread's trace
+// writer). Its count is the main thread's and the gateway threads' (those
+// that ran uWS); each thread warms up on its own, and a valgrind'ed JIT is
+// slow to settle, so it first gets INSTR_THREAD_WARMUP (ten times INSTR_WARMUP).
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +27,7 @@ import { chatBody } from './scenarios.js';
 
 const N = Number(process.env.INSTR_REQUESTS ?? 2000);
 const WARM = Number(process.env.INSTR_WARMUP ?? 2000);
+const THREAD_WARM = Number(process.env.INSTR_THREAD_WARMUP ?? 10 * WARM);
 const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
 
 function ready(proc: ChildProcess): Promise<{ port: number; key?: string }> {
@@ -29,27 +37,38 @@ function ready(proc: ChildProcess): Promise<{ port: number; key?: string }> {
   });
 }
 
-/** Main-thread instructions per request of `kind` from `servers`, for `body`. */
-async function count(kind: string, servers: string, upstream: string, body: string): Promise<number> {
+/** A gateway thread's file: the main thread's (-01), or one whose thread ran the uWS binary (a gateway thread). */
+function servingThread(file: string, text: string): boolean {
+  return file.endsWith('-01') || text.includes('uws_linux');
+}
+
+interface Target { name: string; kind: string; servers: string; threads?: number }
+
+/** Instructions per request of the threads serving `t`, for `body`. */
+async function count(t: Target, upstream: string, body: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
   const args = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'out')}`,
-    process.execPath, ...processExecArgv(buildConfig({}).server.semi_space_mb, []), servers, kind, upstream];
-  const proc = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: process.env });
+    process.execPath, ...processExecArgv(buildConfig({}).server.semi_space_mb, []), t.servers, t.kind, upstream];
+  const env = t.threads ? { ...process.env, SLUICE_THREADS: String(t.threads) } : process.env;
+  const proc = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env });
   try {
     const r = await ready(proc);
     const opts = { url: `http://127.0.0.1:${r.port}/v1/chat/completions`, method: 'POST' as const, connections: 4, body,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${r.key ?? 'bench'}` } };
-    await autocannon({ ...opts, amount: WARM });
+    await autocannon({ ...opts, amount: t.threads ? THREAD_WARM : WARM });
     execFileSync('callgrind_control', ['--instr=on', String(proc.pid)], { stdio: 'ignore' });
     const run = await autocannon({ ...opts, amount: N });
     execFileSync('callgrind_control', ['--instr=off', String(proc.pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['--dump', String(proc.pid)], { stdio: 'ignore' });
     if (run.non2xx || run.errors) throw new Error(`${run.non2xx + run.errors} of ${N} requests failed`);
     // One file per thread; the main thread's ends in -01.
-    const main = readdirSync(dir).find((f) => f.endsWith('-01'));
-    const total = main ? /^totals: (\d+)/m.exec(readFileSync(join(dir, main), 'utf8'))?.[1] : undefined;
-    if (!total) throw new Error('callgrind wrote no main-thread totals');
-    return Number(total) / N;
+    let total = 0;
+    for (const file of readdirSync(dir)) {
+      const text = readFileSync(join(dir, file), 'utf8');
+      if (servingThread(file, text)) total += Number(/^totals: (\d+)/m.exec(text)?.[1] ?? 0);
+    }
+    if (!total) throw new Error('callgrind wrote no totals for the serving threads');
+    return total / N;
   } finally {
     proc.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -65,16 +84,21 @@ async function main(): Promise<void> {
   }
   const mock = fork(SERVERS, ['mock', ''], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const upstream = `http://127.0.0.1:${(await ready(mock)).port}`;
-  const targets: Array<[string, string, string]> = [['proxy', 'proxy', SERVERS], ['sluice', 'sluice', SERVERS]];
-  if (process.env.BENCH_BASELINE) targets.push(['before', 'sluice', join(resolve(process.env.BENCH_BASELINE), 'dist/bench/load-servers.js')]);
+  const targets: Target[] = [
+    { name: 'proxy', kind: 'proxy', servers: SERVERS },
+    { name: 'sluice', kind: 'sluice', servers: SERVERS },
+    { name: 'no traces', kind: 'sluice-notrace', servers: SERVERS },
+    { name: '2 threads', kind: 'sluice', servers: SERVERS, threads: 2 },
+  ];
+  if (process.env.BENCH_BASELINE) targets.push({ name: 'before', kind: 'sluice', servers: join(resolve(process.env.BENCH_BASELINE), 'dist/bench/load-servers.js') });
   const scenarios: Array<[string, string]> = [['JSON 300 B', chatBody(300, false)], ['stream 20 chunks', chatBody(300, true)]];
-  console.log(`instructions per request, gateway main thread, ${N} requests after ${WARM} (callgrind)`);
+  console.log(`instructions per request, gateway threads, ${N} requests after ${WARM} (threaded: ${THREAD_WARM}) (callgrind)`);
   for (const [scenario, body] of scenarios) {
     let proxy = NaN;
-    for (const [name, kind, servers] of targets) {
-      const n = await count(kind, servers, upstream, body);
-      if (name === 'proxy') proxy = n;
-      console.log(`  ${scenario.padEnd(17)} ${name.padEnd(7)} ${Math.round(n).toLocaleString('en').padStart(9)}  ${(n / proxy).toFixed(2)}× proxy`);
+    for (const t of targets) {
+      const n = await count(t, upstream, body);
+      if (t.name === 'proxy') proxy = n;
+      console.log(`  ${scenario.padEnd(17)} ${t.name.padEnd(9)} ${Math.round(n).toLocaleString('en').padStart(9)}  ${(n / proxy).toFixed(2)}× proxy`);
     }
   }
   mock.kill();
