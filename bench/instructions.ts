@@ -6,8 +6,8 @@
 // few percent shows; INSTR_REQUESTS=6000 narrows it further. It counts the
 // user-space instructions of the threads that serve requests (the main thread
 // in process), after a warm-up, so JIT compilation and GC helper threads are
-// left out, and so are the kernel's socket costs (the same for every target). It needs valgrind
-// (`apt-get install valgrind`).
+// left out, and so are the kernel's socket costs (the same for every target).
+// It needs valgrind (`apt-get install valgrind`).
 //
 // Two more rows price parts of sluice: without its trace pipeline (what a
 // trace costs per request), and with two gateway threads (what the threads
@@ -37,10 +37,8 @@ function ready(proc: ChildProcess): Promise<{ port: number; key?: string }> {
   });
 }
 
-/** A gateway thread's file: the main thread's (-01), or one whose thread ran the uWS binary (a gateway thread). */
-function servingThread(file: string, text: string): boolean {
-  return file.endsWith('-01') || text.includes('uws_linux');
-}
+/** The uWS binary (uws_<platform>_<arch>_<abi>.node), as callgrind names the object a thread ran code of. */
+const UWS_OBJECT = /uws_\w+\.node/;
 
 interface Target { name: string; kind: string; servers: string; threads?: number }
 
@@ -61,13 +59,19 @@ async function count(t: Target, upstream: string, body: string): Promise<number>
     execFileSync('callgrind_control', ['--instr=off', String(proc.pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['--dump', String(proc.pid)], { stdio: 'ignore' });
     if (run.non2xx || run.errors) throw new Error(`${run.non2xx + run.errors} of ${N} requests failed`);
-    // One file per thread; the main thread's ends in -01.
+    // One file per thread; the main thread's ends in -01, and a gateway thread is one that ran uWS.
     let total = 0;
+    let gatewayThreads = 0;
     for (const file of readdirSync(dir)) {
       const text = readFileSync(join(dir, file), 'utf8');
-      if (servingThread(file, text)) total += Number(/^totals: (\d+)/m.exec(text)?.[1] ?? 0);
+      const main = file.endsWith('-01');
+      if (!main && !UWS_OBJECT.test(text)) continue;
+      if (!main) gatewayThreads++;
+      total += Number(/^totals: (\d+)/m.exec(text)?.[1] ?? 0);
     }
     if (!total) throw new Error('callgrind wrote no totals for the serving threads');
+    // Without the uWS binary the threads cannot be told from V8's helpers: a count of the main thread alone would mislead.
+    if (t.threads && gatewayThreads < t.threads) throw new Error(`${t.name}: found ${gatewayThreads} of ${t.threads} gateway threads (they are told by the uWS binary)`);
     return total / N;
   } finally {
     proc.kill('SIGKILL');
