@@ -67,6 +67,39 @@ for (const http of HTTP_KINDS) {
       assert.ok(trace.cost_usd > 0);
     });
 
+    test('byte for byte both ways: only model (and the gateway block) is written into the caller\'s and the upstream\'s own text', async () => {
+      const sent = '{"model":"nat-alias","input":"bytes","temperature":1.0,"future":{"n":1e2,"s":"\\u00e9"},"top_p":1}';
+      const item = '{"type":"message","id":"msg_b","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"\\u00e9"}]}';
+      const shell = (status: string, output: string) => `{"id":"resp_bytes","object":"response","created_at":1.7e9,"status":"${status}","model":"up-x","output":[${output}],"temperature":1.0,"usage":${status === 'completed' ? '{"input_tokens":1,"output_tokens":1,"total_tokens":2}' : 'null'},"later_field":{"x":1E-7}}`;
+      const own = (status: string, output: string, gateway = '') => shell(status, output).replace('"model":"up-x"', '"model":"nat-model"').replace(/}$/, `${gateway}}`);
+      const post = (body: string, trace = false) => fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...(trace ? { 'gateway-trace': 'true' } : {}) }, body });
+      try {
+        mock.replay = { text: shell('completed', item) };
+        const res = await post(sent);
+        assert.equal(res.status, 200);
+        assert.equal(mock.requests.at(-1)!.text, sent.replace('"nat-alias"', '"nat-model"'));
+        assert.equal(await res.text(), own('completed', item));
+        const traced = await (await post(sent, true)).text();
+        const gateway = JSON.parse(traced).gateway;
+        assert.equal(gateway.provider, 'nat');
+        assert.equal(traced, own('completed', item, `,"gateway":${JSON.stringify(gateway)}`));
+
+        const events: Array<[string, string]> = [
+          ['response.created', `{"type":"response.created","sequence_number":0,"response":${shell('in_progress', '')}}`],
+          ['response.output_text.delta', '{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_b","output_index":0,"content_index":0,"delta":"\\u00e9","logprobs":[]}'],
+          ['response.completed', `{"type":"response.completed","sequence_number":2,"response":${shell('completed', item)}}`],
+        ];
+        mock.replay = { sse: events.map(([event, data]) => ({ event, data })) };
+        const streamed = await post(sent.replace('{', '{"stream":true,'));
+        assert.equal(mock.requests.at(-1)!.text, sent.replace('{', '{"stream":true,').replace('"nat-alias"', '"nat-model"'));
+        assert.deepEqual(await readSse(streamed), [
+          `event: response.created\ndata: ${events[0]![1].replace(shell('in_progress', ''), own('in_progress', ''))}`,
+          `event: response.output_text.delta\ndata: ${events[1]![1]}`,
+          `event: response.completed\ndata: ${events[2]![1].replace(shell('completed', item), own('completed', item))}`,
+        ]);
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: the upstream events pass through in order; finalResponse() has the gateway model', async () => {
       const stream = client.responses.stream({ model: 'nat-model', input: 'one two three' });
       const seqs: number[] = [];

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatRequest, UpstreamTarget } from '../src/domain.js';
 import { parseChatRequest } from '../src/pipeline/chat-request.js';
-import { memberSpans, withMembers } from '../src/providers/json-members.js';
+import { memberSpans, withInnerMembers, withMembers } from '../src/providers/json-members.js';
 import { chatRequest } from '../src/providers/openai-compatible/request.js';
 
 const target: UpstreamTarget = { kind: 'openai', provider: 'openai', baseUrl: 'http://up.invalid/v1', model: 'gpt-"4o"\\mini', apiKey: 'k' };
@@ -90,5 +90,13 @@ describe('memberSpans', () => {
     assert.equal(withMembers('{}', { a: 1, b: 'x' }), '{"a":1,"b":"x"}');
     assert.equal(withMembers('{"a":1,"a":2}', { a: 3 }), undefined);
     assert.equal(withMembers('{"a":1}', { b: undefined }), undefined);
+  });
+
+  test('withInnerMembers sets members inside one member\'s object and nowhere else', () => {
+    const text = '{"type":"response.created","sequence_number":0 ,"response": {"model":"up","t":1.0,"n":{"model":"keep"}} ,"model":"outer"}';
+    assert.equal(withInnerMembers(text, 'response', { model: 'gw', g: [1] }), '{"type":"response.created","sequence_number":0 ,"response": {"model":"gw","t":1.0,"n":{"model":"keep"},"g":[1]} ,"model":"outer"}');
+    assert.equal(withInnerMembers('{"response":[1]}', 'response', { model: 'gw' }), undefined);
+    assert.equal(withInnerMembers('{"other":{}}', 'response', { model: 'gw' }), undefined);
+    assert.equal(withInnerMembers('{"response":{"a":1,"a":2}}', 'response', { a: 3 }), undefined);
   });
 });

@@ -1,7 +1,9 @@
 // /v1/responses for providers with a native Responses API: the caller's body
 // goes upstream with every field kept (only the model, and the input and
 // instructions after DLP, are replaced); the answer comes back as the
-// upstream sent it, with `model` (and the gateway block) written. The
+// upstream sent it, with `model` (and the gateway block) written. Both ways
+// those members are spliced into the sender's own text, which keeps every
+// other byte and saves re-serialising a long body. The
 // upstream's own resp_ id is kept, so its previous_response_id chains work
 // natively. Moderation is buffered on this path in both modes: every output
 // text of the stream is checked before any event leaves, however it ends
@@ -9,6 +11,8 @@
 // Storing off means storing off upstream too: the body then says store false.
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
+import { withInnerMembers, withMembers } from '../providers/json-members.js';
+import type { NativeBody } from '../providers/openai-compatible/responses.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
 import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
@@ -26,34 +30,49 @@ import { dispatchNative } from './dispatch.js';
 const replayable = (items: Item[]): Item[] =>
   items.filter((it) => it.type !== 'reasoning').map(({ id: _id, status: _status, ...rest }) => rest as Item);
 
-/** The body for the upstream. A chain the upstream did not make itself (another provider, the translated path) is sent in full. */
-async function upstreamBody(svc: Services, p: Prepared): Promise<Json> {
-  const body: Json = { ...p.req.raw };
-  body.input = p.req.inputWasString && p.items.length === 1 && typeof p.items[0]!.content === 'string' ? p.items[0]!.content : p.items;
-  if (p.instructions !== undefined) body.instructions = p.instructions;
+/**
+ * The body for the upstream: what the caller sent, with only what the gateway
+ * changed as `members`. A chain the upstream did not make itself (another
+ * provider, the translated path) is sent in full.
+ */
+async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
+  const members: Json = {};
+  // DLP copies only what it changes: the same array means the caller's input, as written.
+  if (p.items !== p.req.input) {
+    members.input = p.req.inputWasString && p.items.length === 1 && typeof p.items[0]!.content === 'string' ? p.items[0]!.content : p.items;
+  }
+  if (p.instructions !== p.req.instructions) members.instructions = p.instructions;
   // Otherwise OpenAI would keep what the caller, its organisation or the gateway said not to keep.
-  if (!p.store) body.store = false;
+  if (!p.store && p.req.raw.store !== false) members.store = false;
+  const value: Json = { ...p.req.raw, ...members };
+  let text = p.req.text;
   const prev = p.req.previous_response_id;
   if (prev) {
     // The ownership check: the upstream holds every organisation's responses under the gateway's one credential.
     const row = p.chain?.at(-1) ?? await svc.responses.get(p.org, prev);
     if (!row) throw new GatewayError('not_found', `No stored response "${prev}" for this organisation.`, { param: 'previous_response_id' });
     if (!row.native || row.provider !== p.route.entry.provider) {
-      delete body.previous_response_id;
-      body.input = [...replayable(chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
+      // A member to remove: the splice only replaces and adds, so this body is re-serialised.
+      delete value.previous_response_id;
+      value.input = [...replayable(chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
+      text = undefined;
     }
   }
-  return body;
+  return { value, members, text };
 }
 
-function settle(ctx: RequestContext, p: Prepared, response: Json): void {
+/** Records the usage; returns what the gateway writes on the response object, written on it too. */
+function settle(ctx: RequestContext, p: Prepared, response: Json): Json {
   const usage = chatUsageOf(response.usage) ?? (() => {
     const out = Math.ceil(outputTexts(response.output).join('').length / 4);
     const prompt = estimateTextTokens(JSON.stringify(p.items));
     return { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out };
   })();
   recordUsage(ctx, p.route, usage);
-  response.model = p.route.entry.id;
+  const own: Json = { model: p.route.entry.id };
+  if (p.wantBlock) own.gateway = gatewayBlock(ctx);
+  Object.assign(response, own);
+  return own;
 }
 
 export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
@@ -63,19 +82,18 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
   const response = answer.body;
   if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
   if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
-  settle(ctx, p, response);
+  const own = settle(ctx, p, response);
   ctx.trace.status_code = 200;
-  if (p.wantBlock) response.gateway = gatewayBlock(ctx);
   if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
   await markStoring(svc, p, response);
-  sendJson(res, 200, JSON.stringify(response), ctx.requestId, answer.headers);
+  sendJson(res, 200, withMembers(answer.text, own) ?? JSON.stringify(response), ctx.requestId, answer.headers);
   saveResponse(svc, ctx, p, response as ResponseObject, true);
 }
 
 const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
 const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
-async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: Json): Promise<void> {
+async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<void> {
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
   let batches: StreamBatches = upstream.events;
   if (p.mode !== 'off') {
@@ -103,14 +121,15 @@ async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResp
       let raw = ev.raw;
       if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
         final = d.response;
+        let own: Json = { model: p.route.entry.id };
         if (TERMINAL.has(ev.name)) {
           // The caller may chain as soon as it reads this event, before the stream ends.
           await markStoring(svc, p, d.response);
-          settle(ctx, p, d.response);
-          if (p.wantBlock) d.response.gateway = gatewayBlock(ctx);
+          own = settle(ctx, p, d.response);
+        } else {
+          d.response.model = own.model;
         }
-        d.response.model = p.route.entry.id;
-        raw = JSON.stringify(d);
+        raw = (raw === undefined ? undefined : withInnerMembers(raw, 'response', own)) ?? JSON.stringify(d);
       }
       const bytes = typeof d.delta === 'string' && (ev.name === 'response.output_text.delta' || ev.name === 'response.function_call_arguments.delta') ? Buffer.byteLength(d.delta) : 0;
       out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);

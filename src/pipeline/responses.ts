@@ -10,7 +10,7 @@ import { parseResponsesRequest } from '../responses/request-parse.js';
 import { dryRunBody } from './dry-run.js';
 import { guardTexts } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
-import { readJsonObject } from './read-json.js';
+import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
@@ -21,7 +21,8 @@ import { authenticate, headerIsTrue, type Services } from './services.js';
 
 export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
   await authenticate(svc, ctx, req);
-  const r = parseResponsesRequest(await readJsonObject(req));
+  const body = await readJsonText(req);
+  const r = parseResponsesRequest(body.value, body.text);
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = r.model;
   ctx.trace.streamed = r.stream;

@@ -110,3 +110,15 @@ export function withMembers(text: string, members: Record<string, unknown>): str
   }
   return out + text.slice(at);
 }
+
+/**
+ * The object text with `members` set inside the object that is its member
+ * `key` (a Responses event's `response`), everything else as the text wrote
+ * it. Undefined where withMembers would be, or where `key` holds no object.
+ */
+export function withInnerMembers(text: string, key: string, members: Record<string, unknown>): string | undefined {
+  const span = memberSpans(text)?.get(key);
+  if (!span || text.charCodeAt(span[0]) !== OPEN_BRACE) return undefined;
+  const inner = withMembers(text.slice(span[0], span[1]), members);
+  return inner === undefined ? undefined : text.slice(0, span[0]) + inner + text.slice(span[1]);
+}

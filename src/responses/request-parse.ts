@@ -32,7 +32,7 @@ function normaliseItem(item: Item, i: number): Item {
   throw new GatewayError('invalid_request', `input.${i}: an item needs a type (or a role, for a message).`, { param: `input.${i}.type` });
 }
 
-export function parseResponsesRequest(raw: Record<string, unknown>): ResponsesRequest {
+export function parseResponsesRequest(raw: Record<string, unknown>, text?: string): ResponsesRequest {
   const r = body.safeParse(raw);
   if (!r.success) throw invalidFromZod(r.error);
   const d = r.data;
@@ -50,5 +50,6 @@ export function parseResponsesRequest(raw: Record<string, unknown>): ResponsesRe
     previous_response_id: d.previous_response_id ?? undefined,
     max_output_tokens: d.max_output_tokens ?? undefined,
     raw,
+    text,
   };
 }

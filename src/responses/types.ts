@@ -26,6 +26,8 @@ export interface ResponsesRequest {
   max_output_tokens: number | undefined;
   /** Every field the caller sent, for the native path and for echoing on the response object. */
   raw: Json;
+  /** The body as the caller wrote it: the native path splices the few members it changes into this text. */
+  text: string | undefined;
 }
 
 /** A `response` object, as sent to the caller and stored. */

@@ -4,7 +4,7 @@ import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, 
 import { GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
-import { openaiResponses, responsesRequest } from '../providers/openai-compatible/responses.js';
+import { openaiResponses, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
 import { requestJson, requestStream } from './exchange.js';
 import type { UpstreamPools } from './pools.js';
 import type { ClientSignal } from '../http/client-signal.js';
@@ -103,16 +103,16 @@ export class Upstream {
     return { events, sent: up.body, headers };
   }
 
-  /** A native Responses API call (providers with responses_api): the upstream's response object as parsed. */
-  async responses(target: UpstreamTarget, body: Record<string, unknown>, signal: ClientSignal): Promise<{ body: unknown; sent: string; headers: PassHeaders }> {
-    const up = responsesRequest(target, body);
+  /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text. */
+  async responses(target: UpstreamTarget, body: NativeBody, signal: ClientSignal): Promise<{ body: unknown; text: string; sent: string; headers: PassHeaders }> {
+    const up = responsesRequest(target, body, false);
     const answer = await requestJson(this.pools, openaiResponses, up, signal);
-    return { body: answer.body, sent: up.body, headers: answer.headers };
+    return { body: answer.body, text: answer.text, sent: up.body, headers: answer.headers };
   }
 
   /** A native Responses API stream: `event` StreamEvents, as the upstream sent them. */
-  async responsesStream(target: UpstreamTarget, body: Record<string, unknown>, signal: ClientSignal): Promise<StreamOutcome> {
-    const up = responsesRequest(target, { ...body, stream: true });
+  async responsesStream(target: UpstreamTarget, body: NativeBody, signal: ClientSignal): Promise<StreamOutcome> {
+    const up = responsesRequest(target, body, true);
     const { events, headers } = await requestStream(this.pools, openaiResponses, up, signal);
     return { events, sent: up.body, headers };
   }

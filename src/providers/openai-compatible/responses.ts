@@ -3,13 +3,29 @@
 // DLP'd input) replaced, and its typed SSE events come back as they were sent.
 import type { ProviderAdapter, StreamEvent, StreamTranslator, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { joinUrl } from '../url.js';
+import { withMembers } from '../json-members.js';
 import { isObj } from '../json-shape.js';
 import { openaiCompatible } from './index.js';
 
-export function responsesRequest(target: UpstreamTarget, body: Record<string, unknown>): UpstreamRequest {
+/**
+ * A native Responses body: `value` is the whole object, `members` the part of
+ * it that differs from what the caller sent. With the caller's `text`, the
+ * body is that text with `members` (and the model) spliced in, so every other
+ * member reaches the upstream byte for byte, number spellings included.
+ */
+export interface NativeBody {
+  value: Record<string, unknown>;
+  members: Record<string, unknown>;
+  text: string | undefined;
+}
+
+export function responsesRequest(target: UpstreamTarget, body: NativeBody, stream: boolean): UpstreamRequest {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
-  return { url: joinUrl(target.baseUrl, 'responses'), method: 'POST', headers, body: JSON.stringify({ ...body, model: target.model }) };
+  const members: Record<string, unknown> = { ...body.members, model: target.model };
+  if (stream) members.stream = true;
+  const spliced = body.text === undefined ? undefined : withMembers(body.text, members);
+  return { url: joinUrl(target.baseUrl, 'responses'), method: 'POST', headers, body: spliced ?? JSON.stringify({ ...body.value, ...members }) };
 }
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
