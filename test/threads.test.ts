@@ -90,10 +90,14 @@ for (const http of ['uws', 'node'] as const) {
         providers: { ...base.providers, down: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } } },
         models: [...base.models!, { id: 'down-model', provider: 'down', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
         // The budget makes every thread seed its counter in the main thread's store while it starts.
-        organizations: [{ ...acme!, models: [...acme!.models!, 'down-model'] }, ...others, { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM, budget_usd: { amount: 1_000, period: 'day' } } }],
+        organizations: [
+          { ...acme!, models: [...acme!.models!, 'down-model'] }, ...others,
+          { id: 'limited', models: ['up-cheap'], limits: { rpm: RPM, budget_usd: { amount: 1_000, period: 'day' } } },
+          { id: 'archived', models: ['up-cheap'], store_payloads: true },
+        ],
       }));
       // No REDIS_URL: what reaches the other thread can only be the in-process propagation.
-      gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, SLUICE_HTTP: http, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY });
+      gw = await spawnSluice(configFile, { DATABASE_URL: db.url, REDIS_URL: undefined, SLUICE_DATA_DIR: dir, SLUICE_HTTP: http, [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY, SLUICE_PAYLOAD_SECRET: 'threads-test-payload-secret-0123456789' });
       pool = new pg.Pool({ connectionString: db.url, max: 2 });
       admin = (await createKey(pool, 'acme', 'admin', 'admin')).key;
     });
@@ -114,6 +118,18 @@ for (const http of ['uws', 'node'] as const) {
       assert.ok(served.every((n) => n > 0), `each thread served some: ${served}`);
       const total = Number(/^sluice_requests_total\{endpoint="chat",status="200"\} (\d+)/m.exec(text)?.[1]);
       assert.equal(total, 40, 'the counters of both threads are summed');
+    });
+
+    test('traces reach the one writer from both threads: rows with a payload whole, the others as COPY lines', async () => {
+      const archived = (await createKey(pool, 'archived', 'archived', 'user')).key;
+      const before = await servedByThread(gw.url, admin);
+      assert.deepEqual(await burst(gw.url, archived, 8), Array(8).fill(200));
+      const after = await servedByThread(gw.url, admin);
+      assert.ok(after.every((n, i) => n > before[i]!), `each thread served some: ${before} -> ${after}`);
+      await within(10_000, async () => {
+        const r = await pool.query<{ n: string }>('SELECT count(*) AS n FROM traces t JOIN trace_payloads p USING (request_id) WHERE t.organization_id = $1 AND t.has_payload', ['archived']);
+        return Number(r.rows[0]!.n) === 8;
+      });
     });
 
     test('a revocation made through one thread is refused by every thread at once', async () => {
@@ -243,9 +259,9 @@ for (const http of ['uws', 'node'] as const) {
       assert.equal(await exited, 0);
       mock.fault = 'none';
       const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-      // Every chat of this suite, from both threads: 40, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream,
+      // Every chat of this suite, from both threads: 40, 8 archived, then 1 + 20 + 20 around the rule, 2 x 30 limited, 20 to the dead upstream,
       // the chats after a replacement (processes only), then the 8 streams.
-      const chats = 169 + (http === 'node' ? AFTER_REPLACEMENT : 0);
+      const chats = 177 + (http === 'node' ? AFTER_REPLACEMENT : 0);
       assert.equal(Number(rows.rows[0]!.ids), chats, 'every request traced');
       assert.equal(Number(rows.rows[0]!.n), chats, 'none twice');
     });

@@ -9,6 +9,7 @@ import { countRows, sampleTrace, traceSettings, useTraceDatabase, waitFor } from
 import { TracePipeline } from '../src/traces/pipeline.js';
 import { Spool, decodeSegment, encodeRecord } from '../src/traces/spool.js';
 import type { TraceLogger } from '../src/traces/metrics.js';
+import { encodeTraceRow } from '../src/traces/copy-encoder.js';
 
 let pool: pg.Pool;
 const traces = useTraceDatabase((p) => { pool = p; });
@@ -105,6 +106,26 @@ test('with Postgres unreachable, close() leaves everything in the spool for the 
   next.start();
   await next.close();
   assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_later']), { rows: 31, distinct: 31 });
+});
+
+test('rows that came as COPY lines are spooled as rows, and replay writes the same rows', async () => {
+  const dataDir = tempDir();
+  const rows = Array.from({ length: 20 }, (_, i) => sampleTrace({ organization_id: 'org_lines', model: `m\t${i}\\`, attempts: [{ provider: 'p', model: 'q\n', status: 503, latency_ms: 1.5 }] }));
+  const dead = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
+  const p = new TracePipeline({ pool: dead, settings: traceSettings({ batch_age_ms: 10 }), dataDir });
+  p.start();
+  p.recordEncoded(rows.map(encodeTraceRow).join(''), rows.map((t) => t.created_at));
+  await p.close();
+  await dead.end();
+  assert.equal(p.metrics.rowsSpooled, 20);
+  const next = new TracePipeline({ pool, settings: traceSettings(), dataDir });
+  next.start();
+  await next.close();
+  assert.equal(next.metrics.rowsReplayed, 20);
+  const stored = await pool.query('SELECT request_id, model, attempts, created_at FROM traces WHERE organization_id = $1 ORDER BY request_id', ['org_lines']);
+  const want = rows.map((t) => ({ request_id: t.request_id, model: t.model, attempts: t.attempts, created_at: new Date(t.created_at) }))
+    .sort((a, b) => (a.request_id < b.request_id ? -1 : 1));
+  assert.deepEqual(stored.rows, want);
 });
 
 test('garbage appended to a segment is reported, and the records before it survive', async () => {

@@ -8,6 +8,8 @@ import { TracePipeline } from '../src/traces/pipeline.js';
 import { fetchPayload } from '../src/traces/payload-archive.js';
 import { PartitionKeeper } from '../src/traces/partitions.js';
 import { writeBatch } from '../src/traces/pg-writer.js';
+import { decodeTraceRow, encodeTraceRow } from '../src/traces/copy-encoder.js';
+import type { TraceRecord } from '../src/domain.js';
 
 let pool: pg.Pool;
 const traces = useTraceDatabase((p) => { pool = p; });
@@ -16,10 +18,7 @@ function pipeline(overrides: Record<string, unknown> = {}): TracePipeline {
   return new TracePipeline({ pool, settings: traceSettings(overrides), dataDir: traces.tempDir('sluice-traces-') });
 }
 
-test('every TraceRecord field round-trips, including awkward text', async () => {
-  const p = pipeline();
-  p.start();
-  const t = sampleTrace({
+const awkward = (overrides: Partial<TraceRecord> = {}) => sampleTrace({
     organization_id: 'org_roundtrip', endpoint: 'embeddings', provider: 'anthropic', model: 'claude\tx\\y\nz',
     requested_model: null, route_reason: 'rule:cheap', latency_ms: 1234, prompt_tokens: 7, completion_tokens: 0,
     total_tokens: 7, cost_usd: 0.1 + 0.2, status_code: 502, error_code: 'upstream_error', redactions: 3,
@@ -27,9 +26,10 @@ test('every TraceRecord field round-trips, including awkward text', async () => 
     attempts: [{ provider: 'anthropic', model: 'claude\tx', status: 503, latency_ms: 40 }, { provider: 'openai', model: 'gpt-4o', status: 200, latency_ms: 90 }],
     fallback_from: 'anthropic/claude\tx',
     created_at: Date.parse('2026-11-22T01:02:03.456Z'),
+    ...overrides,
   });
-  p.record(t);
-  await p.close();
+
+async function assertStored(t: TraceRecord): Promise<void> {
   const res = await pool.query('SELECT * FROM traces WHERE request_id = $1', [t.request_id]);
   assert.equal(res.rows.length, 1);
   const { created_at, has_payload, ...row } = res.rows[0];
@@ -37,6 +37,30 @@ test('every TraceRecord field round-trips, including awkward text', async () => 
   assert.deepEqual(row, rest);
   assert.equal((created_at as Date).getTime(), want);
   assert.equal(has_payload, false);
+}
+
+test('every TraceRecord field round-trips, including awkward text', async () => {
+  const p = pipeline();
+  p.start();
+  const t = awkward();
+  p.record(t);
+  await p.close();
+  await assertStored(t);
+});
+
+test('rows a gateway thread sent as COPY lines land as the same rows, and a line decodes to its row', async () => {
+  const rows = [awkward({ request_id: 'req_line\\N', error_code: '\\N', requested_model: '' }), awkward({ attempts: null, ttfb_ms: null, fallback_from: null }), sampleTrace({ organization_id: 'org_roundtrip' })];
+  for (const t of rows) {
+    const line = encodeTraceRow(t);
+    assert.deepEqual(decodeTraceRow(line), { ...t, attempts: t.attempts ?? null });
+    assert.equal(encodeTraceRow(decodeTraceRow(line)), line);
+  }
+  const p = pipeline();
+  p.start();
+  p.recordEncoded(rows.map(encodeTraceRow).join(''), rows.map((t) => t.created_at));
+  await p.close();
+  assert.equal(p.metrics.rowsWritten, 3);
+  for (const t of rows) await assertStored({ ...t, attempts: t.attempts ?? null });
 });
 
 test('a batch is written when it reaches batch_size, the remainder waits for its age', async () => {

@@ -41,7 +41,8 @@ export type ToThread =
 export type FromThread =
   | { type: 'ready'; port: number; http: 'uws' | 'node' }
   | { type: 'failed'; message: string }
-  | { type: 'traces'; rows: TraceRecord[] }
+  /** Traces: `lines` (COPY text, see copy-encoder.ts) with each one's created_at, and `rows` the writer must see whole (a payload, no organisation). */
+  | { type: 'traces'; lines: string; created: number[]; rows: TraceRecord[] }
   | { type: 'metrics-request'; id: number }
   | { type: 'metrics-collected'; id: number; json: MetricsJson }
   /** A change made here, for the main thread to have every sibling apply. */

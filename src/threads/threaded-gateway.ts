@@ -99,7 +99,11 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
       else send(w, { type: 'limits-answer', id: m.id, value });
       return;
     }
-    if (m.type === 'traces') { for (const row of m.rows) pipeline.record(row); return; }
+    if (m.type === 'traces') {
+      pipeline.recordEncoded(m.lines, m.created);
+      for (const row of m.rows) pipeline.record(row);
+      return;
+    }
     if (m.type === 'announce') {
       const siblings = threads.filter((t) => t !== w);
       const reply = () => send(w, { type: 'announced', id: m.id });

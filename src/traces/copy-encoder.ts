@@ -2,7 +2,24 @@
 // the whole COPY fail, and a batch that can never be written would sit in the
 // spool forever, so every value is coerced here into something its column
 // accepts: integers are rounded and clamped, NUL bytes are removed.
+//
+// A gateway thread encodes its rows here and sends the main thread's writer
+// the text (an EncodedTrace per row): a string crosses threads for a copy,
+// where a row object cost a structured clone at each end, and the writer has
+// nothing left to encode. decodeTraceRow turns a line back into a row for the
+// spool, which stores rows; encoding that row again gives the same line.
 import type { TraceRecord } from '../domain.js';
+
+/** A row already in COPY text, with what the writer reads before writing it: the day, for its partition. */
+export interface EncodedTrace {
+  /** One COPY line, newline included. */
+  line: string;
+  created_at: number;
+  payload?: undefined;
+}
+
+/** What the trace writer buffers: rows recorded in its own thread, or lines encoded in a gateway thread. */
+export type BufferedTrace = TraceRecord | EncodedTrace;
 
 export const TRACE_COLUMNS = [
   'request_id', 'organization_id', 'api_key_id', 'endpoint', 'provider', 'model', 'requested_model',
@@ -63,24 +80,54 @@ export function timestamp(ms: number): string {
   return cachedPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
 }
 
-export function hasPayload(t: TraceRecord): boolean {
+export function hasPayload(t: BufferedTrace): t is TraceRecord {
   return t.payload !== undefined && t.payload !== null;
 }
 
-export function encodeTraceRows(rows: readonly TraceRecord[]): string {
+export function encodeTraceRow(t: TraceRecord): string {
+  return req(t.request_id) + '\t' + req(t.organization_id) + '\t' + req(t.api_key_id) + '\t'
+    + req(t.endpoint) + '\t' + text(t.provider) + '\t' + text(t.model) + '\t' + text(t.requested_model) + '\t'
+    + text(t.route_reason) + '\t' + int(t.latency_ms) + '\t' + int(t.prompt_tokens) + '\t'
+    + int(t.completion_tokens) + '\t' + int(t.total_tokens) + '\t' + float(t.cost_usd) + '\t'
+    + int(t.status_code) + '\t' + text(t.error_code) + '\t' + int(t.redactions) + '\t' + bool(t.streamed) + '\t'
+    + (t.ttfb_ms === null || t.ttfb_ms === undefined ? '\\N' : float(t.ttfb_ms)) + '\t'
+    + bool(t.stream_aborted) + '\t' + int(t.disclosed_bytes) + '\t' + bool(t.dry_run) + '\t'
+    + bool(hasPayload(t)) + '\t' + timestamp(t.created_at) + '\t'
+    + (t.attempts ? text(JSON.stringify(t.attempts)) : '\\N') + '\t' + text(t.fallback_from) + '\n';
+}
+
+export function encodeTraceRows(rows: readonly BufferedTrace[]): string {
   let out = '';
-  for (const t of rows) {
-    out += req(t.request_id) + '\t' + req(t.organization_id) + '\t' + req(t.api_key_id) + '\t'
-      + req(t.endpoint) + '\t' + text(t.provider) + '\t' + text(t.model) + '\t' + text(t.requested_model) + '\t'
-      + text(t.route_reason) + '\t' + int(t.latency_ms) + '\t' + int(t.prompt_tokens) + '\t'
-      + int(t.completion_tokens) + '\t' + int(t.total_tokens) + '\t' + float(t.cost_usd) + '\t'
-      + int(t.status_code) + '\t' + text(t.error_code) + '\t' + int(t.redactions) + '\t' + bool(t.streamed) + '\t'
-      + (t.ttfb_ms === null || t.ttfb_ms === undefined ? '\\N' : float(t.ttfb_ms)) + '\t'
-      + bool(t.stream_aborted) + '\t' + int(t.disclosed_bytes) + '\t' + bool(t.dry_run) + '\t'
-      + bool(hasPayload(t)) + '\t' + timestamp(t.created_at) + '\t'
-      + (t.attempts ? text(JSON.stringify(t.attempts)) : '\\N') + '\t' + text(t.fallback_from) + '\n';
-  }
+  for (const t of rows) out += 'line' in t ? t.line : encodeTraceRow(t);
   return out;
+}
+
+const UNESCAPED: Record<string, string> = { '\\': '\\', t: '\t', n: '\n', r: '\r' };
+
+function untext(v: string): string | null {
+  return v === '\\N' ? null : v.includes('\\') ? v.replace(/\\(.)/g, (_, c: string) => UNESCAPED[c] ?? c) : v;
+}
+
+/** The row a line of encodeTraceRow was made from, as far as the line holds it (no payload; NULs gone). */
+export function decodeTraceRow(line: string): TraceRecord {
+  const f = line.replace(/\n$/, '').split('\t');
+  const s = (i: number) => untext(f[i] ?? '\\N');
+  const n = (i: number) => Number(f[i]);
+  const attempts = s(23);
+  return {
+    request_id: s(0) ?? '', organization_id: s(1) ?? '', api_key_id: s(2) ?? '', endpoint: (s(3) ?? '') as TraceRecord['endpoint'],
+    provider: s(4), model: s(5), requested_model: s(6), route_reason: s(7),
+    latency_ms: n(8), prompt_tokens: n(9), completion_tokens: n(10), total_tokens: n(11), cost_usd: n(12),
+    status_code: n(13), error_code: s(14), redactions: n(15), streamed: f[16] === 't',
+    ttfb_ms: f[17] === '\\N' ? null : n(17), stream_aborted: f[18] === 't', disclosed_bytes: n(19), dry_run: f[20] === 't',
+    created_at: Date.parse(f[22] ?? ''), attempts: attempts === null ? null : JSON.parse(attempts) as TraceRecord['attempts'],
+    fallback_from: s(24),
+  };
+}
+
+/** The row behind a buffered trace, for the spool. */
+export function traceRecordOf(t: BufferedTrace): TraceRecord {
+  return 'line' in t ? decodeTraceRow(t.line) : t;
 }
 
 /** One row per compressed payload; bytea goes as hex, its backslash escaped for COPY. */

@@ -8,8 +8,7 @@
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { once } from 'node:events';
-import type { TraceRecord } from '../domain.js';
-import { PAYLOAD_COLUMNS, TRACE_COLUMNS, encodePayloadRows, encodeTraceRows, hasPayload } from './copy-encoder.js';
+import { PAYLOAD_COLUMNS, TRACE_COLUMNS, encodePayloadRows, encodeTraceRows, hasPayload, type BufferedTrace } from './copy-encoder.js';
 import { compressPayload, type Payload } from './payload-archive.js';
 import type { PartitionKeeper } from './partitions.js';
 import { checkIn, checkOut } from '../store/checked-out.js';
@@ -39,7 +38,7 @@ async function copyInto(client: pg.PoolClient, sql: string, data: string): Promi
   await once(copy, 'finish');
 }
 
-async function writeInTransaction(client: pg.PoolClient, rows: readonly TraceRecord[], payloads: string, idempotent: boolean): Promise<number> {
+async function writeInTransaction(client: pg.PoolClient, rows: readonly BufferedTrace[], payloads: string, idempotent: boolean): Promise<number> {
   // A lone COPY is atomic by itself: skipping BEGIN/COMMIT saves two round trips on the common path.
   if (!idempotent && !payloads) {
     await copyInto(client, `COPY traces (${TRACE_COLS}) FROM STDIN`, encodeTraceRows(rows));
@@ -65,7 +64,7 @@ async function writeInTransaction(client: pg.PoolClient, rows: readonly TraceRec
   return inserted;
 }
 
-async function encodePayloads(rows: readonly TraceRecord[]): Promise<string> {
+async function encodePayloads(rows: readonly BufferedTrace[]): Promise<string> {
   const withPayload = rows.filter(hasPayload);
   if (withPayload.length === 0) return '';
   const bodies = await Promise.all(withPayload.map((t) => compressPayload(t.payload as Payload)));
@@ -73,7 +72,7 @@ async function encodePayloads(rows: readonly TraceRecord[]): Promise<string> {
 }
 
 export async function writeBatch(
-  pool: pg.Pool, partitions: PartitionKeeper, rows: readonly TraceRecord[], idempotent: boolean,
+  pool: pg.Pool, partitions: PartitionKeeper, rows: readonly BufferedTrace[], idempotent: boolean,
 ): Promise<WriteResult> {
   if (rows.length === 0) return { inserted: 0 };
   const payloads = await encodePayloads(rows);

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import type { TraceRecord, TraceSink } from '../domain.js';
 import type { TraceSettings } from './config-schema.js';
+import { traceRecordOf, type BufferedTrace } from './copy-encoder.js';
 import { PartitionKeeper } from './partitions.js';
 import { isDuplicateError, writeBatch } from './pg-writer.js';
 import { Spool } from './spool.js';
@@ -32,10 +33,10 @@ const MAX_INFLIGHT = 2;
 const COALESCE = 5;
 
 export class TracePipeline implements TraceSink {
-  private buf: TraceRecord[] = [];
+  private buf: BufferedTrace[] = [];
   private oldestAt = 0;
   /** Full buffers waiting for the loop to move them to the spool. */
-  private readonly spill: TraceRecord[][] = [];
+  private readonly spill: BufferedTrace[][] = [];
   private readonly inflight = new Set<Promise<void>>();
   private state: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
   private loop: Promise<void> | undefined;
@@ -65,6 +66,24 @@ export class TracePipeline implements TraceSink {
   /** Never awaits, never throws: a push, and at most a wake-up of the loop. */
   record(trace: TraceRecord): void {
     if (!trace.organization_id) { this.c.unattributed++; return; }
+    this.push(trace);
+  }
+
+  /**
+   * Rows a gateway thread encoded (ThreadLink): `text` is their COPY lines,
+   * `created` each one's created_at, in order. Never awaits, never throws.
+   */
+  recordEncoded(text: string, created: readonly number[]): void {
+    let at = 0;
+    for (const createdAt of created) {
+      const end = text.indexOf('\n', at) + 1;
+      if (end === 0) break;
+      this.push({ line: text.slice(at, end), created_at: createdAt });
+      at = end;
+    }
+  }
+
+  private push(trace: BufferedTrace): void {
     if (this.state === 'closed') { this.recordAfterClose(trace); return; }
     const b = this.buf;
     if (b.push(trace) === 1) { this.oldestAt = performance.now(); this.wake(); }
@@ -114,13 +133,13 @@ export class TracePipeline implements TraceSink {
     await this.spool.close();
   }
 
-  private recordAfterClose(trace: TraceRecord): void {
+  private recordAfterClose(trace: BufferedTrace): void {
     try {
       this.spool.appendSync([trace]);
       this.c.rowsSpooled++;
     } catch (err) {
       this.c.rowsLost++;
-      this.log?.error({ err, request_id: trace.request_id }, 'trace recorded after close could not be spooled');
+      this.log?.error({ err, request_id: traceRecordOf(trace).request_id }, 'trace recorded after close could not be spooled');
     }
   }
 
@@ -162,7 +181,7 @@ export class TracePipeline implements TraceSink {
    * Two COPYs in flight let Node encode the next batch while Postgres indexes
    * the previous one; on the bench this lifted throughput by about a third.
    */
-  private startFlush(batch: TraceRecord[]): void {
+  private startFlush(batch: BufferedTrace[]): void {
     // flush() handles its own failures; the catch only keeps a bug from becoming an unhandled rejection.
     const f: Promise<void> = this.flush(batch)
       .catch((err: unknown) => this.log?.error({ err, rows: batch.length }, 'trace flush failed unexpectedly'))
@@ -175,7 +194,7 @@ export class TracePipeline implements TraceSink {
    * them): fewer commits per row when the writer is behind. A batch flushed
    * for its age or at close takes everything, up to the same cap.
    */
-  private takeBatch(byAge: boolean): TraceRecord[] {
+  private takeBatch(byAge: boolean): BufferedTrace[] {
     const b = this.buf;
     const bs = this.s.batch_size;
     const n = Math.min(b.length, COALESCE * bs, byAge ? b.length : Math.floor(b.length / bs) * bs);
@@ -198,7 +217,7 @@ export class TracePipeline implements TraceSink {
     });
   }
 
-  private async flush(batch: TraceRecord[]): Promise<void> {
+  private async flush(batch: BufferedTrace[]): Promise<void> {
     if (!this.pgUp()) { await this.toSpool(batch); return; }
     try {
       await writeBatch(this.pool, this.partitions, batch, false);
@@ -220,7 +239,7 @@ export class TracePipeline implements TraceSink {
     }
   }
 
-  private async toSpool(batch: TraceRecord[]): Promise<void> {
+  private async toSpool(batch: BufferedTrace[]): Promise<void> {
     try {
       await this.spool.append(batch);
       this.c.rowsSpooled += batch.length;

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { TraceRecord } from '../domain.js';
+import { traceRecordOf, type BufferedTrace } from './copy-encoder.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
 
@@ -34,8 +35,9 @@ const NAME = /^seg-(\d{16})\.spool$/;
 export interface BadRecord { segment: string; offset: number; reason: string }
 export interface SegmentContents { batches: TraceRecord[][]; bad: BadRecord[] }
 
-export function encodeRecord(rows: readonly TraceRecord[]): Buffer {
-  const body = packr.pack(rows);
+/** Rows, however they were buffered: a line encoded in a gateway thread is stored as the row it encodes. */
+export function encodeRecord(rows: readonly BufferedTrace[]): Buffer {
+  const body = packr.pack(rows.map(traceRecordOf));
   const out = Buffer.allocUnsafe(HEADER + body.length);
   out.writeUInt32LE(body.length, 0);
   out.writeUInt32LE(crc32(body), 4);
@@ -103,7 +105,7 @@ export class Spool {
    * Appends one batch. Resolves once the bytes are written (and synced, under
    * 'always'). Concurrent calls are chained, so records land in call order.
    */
-  append(rows: readonly TraceRecord[]): Promise<number> {
+  append(rows: readonly BufferedTrace[]): Promise<number> {
     return this.serially(() => this.appendNow(rows));
   }
 
@@ -113,7 +115,7 @@ export class Spool {
     return next;
   }
 
-  private async appendNow(rows: readonly TraceRecord[]): Promise<number> {
+  private async appendNow(rows: readonly BufferedTrace[]): Promise<number> {
     const rec = encodeRecord(rows);
     if (this.active && this.active.bytes + rec.length > this.maxSegmentBytes && this.active.bytes > 0) await this.sealNow();
     if (!this.active) {
@@ -135,7 +137,7 @@ export class Spool {
   }
 
   /** For the rare record after close(): a segment of its own, written synchronously. */
-  appendSync(rows: readonly TraceRecord[]): void {
+  appendSync(rows: readonly BufferedTrace[]): void {
     const fd = openSync(this.nameFor(this.nextSeq++), 'a');
     try {
       writeSync(fd, encodeRecord(rows));
