@@ -1,6 +1,6 @@
 // What the scanners that read JSON text without parsing it share
-// (json-members.ts, openai-compatible/chunk-tail.ts): the character codes of
-// JSON's structure, and the step over a string.
+// (json-members.ts, openai-compatible/chunk-tail.ts, gemini/stream.ts): the
+// character codes of JSON's structure, and the step over a string.
 export const QUOTE = 34;
 export const COMMA = 44;
 export const COLON = 58;

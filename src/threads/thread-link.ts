@@ -41,9 +41,10 @@ export class ThreadLink implements TraceSink {
   /**
    * Never blocks: rows are batched per turn of the event loop and posted in
    * one message, so a busy thread sends a few hundred rows per postMessage
-   * instead of one message per request. A row goes as its COPY line, which
-   * costs this thread less than cloning the object and the main thread
-   * nothing; one with a payload (compressed by the writer) or without an
+   * instead of one message per request. A row goes as its COPY line: encoding
+   * it here costs about what cloning the object did, and spares the main
+   * thread both reading the clone and encoding the row, its share of every
+   * request. One with a payload (compressed by the writer) or without an
    * organisation (counted there) goes whole.
    */
   record(trace: TraceRecord): void {

@@ -10,6 +10,7 @@
 import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { stringEnd } from '../json-scan.js';
 import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
 import { readUsage } from './usage.js';
 
@@ -46,19 +47,16 @@ export function midStreamText(data: string): string | undefined {
   do i++; while (isSpace(data.charCodeAt(i)));
   if (data.charCodeAt(i) !== 34 /* " */) return undefined;
   const start = i;
-  let escaped = false;
-  for (i = start + 1; i < data.length; i++) {
-    const c = data.charCodeAt(i);
-    if (c === 34) break;
-    if (c === 92 /* \ */) { escaped = true; i++; }
-  }
-  const end = i;
+  const after = stringEnd(data, start);
+  if (after < 0) return undefined;
   // The part must close right after its text, and be the only part.
+  i = after - 1;
   do i++; while (isSpace(data.charCodeAt(i)));
   if (data.charCodeAt(i) !== 125 /* } */) return undefined;
   do i++; while (isSpace(data.charCodeAt(i)));
   if (data.charCodeAt(i) !== 93 /* ] */) return undefined;
-  return escaped ? JSON.parse(data.slice(start, end + 1)) : data.slice(start + 1, end);
+  const text = data.slice(start + 1, after - 1);
+  return text.includes('\\') ? JSON.parse(data.slice(start, after)) as string : text;
 }
 
 /** Fast-path chunks were never parsed whole, so one may not be valid JSON: then usage is unknown, not an exception. */
