@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildConfig } from '../src/config/load-config.js';
 import { processExecArgv } from '../src/threads/young-generation.js';
+import { stopServer } from './bench-procs.js';
 import { chatBody } from './scenarios.js';
 
 const N = Number(process.env.INSTR_REQUESTS ?? 2000);
@@ -74,7 +75,8 @@ async function count(t: Target, upstream: string, body: string): Promise<number>
     if (t.threads && gatewayThreads < t.threads) throw new Error(`${t.name}: found ${gatewayThreads} of ${t.threads} gateway threads (they are told by the uWS binary)`);
     return total / N;
   } finally {
-    proc.kill('SIGKILL');
+    // Gracefully: a gateway killed outright leaves its embedded Postgres running and its data directory behind.
+    await stopServer(proc, true);
     rmSync(dir, { recursive: true, force: true });
   }
 }
