@@ -58,10 +58,19 @@ export async function verify(t: Target): Promise<Capabilities> {
   };
 }
 
+/**
+ * Each cell first runs the same load unmeasured: a target's first seconds
+ * under a new load are V8 compiling for it, and a gateway with N threads has
+ * N isolates to warm, so without this its first cells priced the JIT.
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+
 function load(path: string, body: string, connections: number, seconds: number): Scenario['run'] {
   return async (t) => {
+    const opts = { url: t.url + path, method: 'POST' as const, connections, pipelining: 1, headers: headers(t), body };
+    if (WARMUP_SECONDS > 0) await autocannon({ ...opts, duration: WARMUP_SECONDS });
     const cpu0 = await t.cpuMicros();
-    const r = await autocannon({ url: t.url + path, method: 'POST', connections, duration: seconds, pipelining: 1, headers: headers(t), body });
+    const r = await autocannon({ ...opts, duration: seconds });
     const cpu1 = await t.cpuMicros();
     const ok = r.requests.total - r.non2xx - r.errors;
     return {
