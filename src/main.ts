@@ -12,7 +12,7 @@ import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
 import { gatewayThreads } from './threads/thread-count.js';
 import { startThreaded } from './threads/threaded-gateway.js';
-import { semiSpaceSet } from './threads/young-generation.js';
+import { semiSpaceFlag } from './threads/young-generation.js';
 
 const env = process.env;
 // An empty DATABASE_URL or REDIS_URL (`DATABASE_URL= sluice serve`) means unset, not a connection string.
@@ -62,8 +62,11 @@ program.command('serve')
     const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
     const threads = gatewayThreads(config);
     // A gateway in this process has the heap node was started with: the setting cannot reach it from here.
-    if (threads === 1 && !semiSpaceSet()) {
+    const semiSpace = threads === 1 ? semiSpaceFlag() : undefined;
+    if (threads === 1 && semiSpace === undefined) {
       log.info({ semi_space_mb: config.server.semi_space_mb }, 'one gateway in this process: server.semi_space_mb applies only when node is started with --max-semi-space-size (npm start passes it)');
+    } else if (semiSpace !== undefined && !Number.isNaN(semiSpace) && semiSpace !== config.server.semi_space_mb) {
+      log.warn({ semi_space_mb: config.server.semi_space_mb, max_semi_space_size: semiSpace }, 'one gateway in this process: node was started with --max-semi-space-size, which is what it gets; server.semi_space_mb is not applied');
     }
     // The handlers go in before anything starts: the port answers (and "listening" is logged)
     // before start() returns, and a SIGTERM with no handler yet kills the process outright,

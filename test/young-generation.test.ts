@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { processExecArgv, semiSpaceSet, threadResourceLimits } from '../src/threads/young-generation.js';
+import { processExecArgv, semiSpaceFlag, threadResourceLimits } from '../src/threads/young-generation.js';
 
 /** Allocates like a busy gateway, then reports the new space's size in MB. */
 const LOAD = `
@@ -49,8 +49,11 @@ test('a gateway process gets the semi-space as node\'s flag, replacing one it in
   assert.ok(await inProcess([]) < 64, 'node\'s default young generation is smaller');
 });
 
-test('semiSpaceSet sees the flag on the command line or in NODE_OPTIONS', () => {
-  assert.equal(semiSpaceSet(['--max-semi-space-size=32'], ''), true);
-  assert.equal(semiSpaceSet([], '--enable-source-maps --max-semi-space-size=64'), true);
-  assert.equal(semiSpaceSet(['--max-old-space-size=4096'], '--enable-source-maps'), false);
+test('semiSpaceFlag reads the flag\'s value from the command line, else NODE_OPTIONS', () => {
+  assert.equal(semiSpaceFlag(['--max-semi-space-size=32'], ''), 32);
+  assert.equal(semiSpaceFlag([], '--enable-source-maps --max-semi-space-size=64'), 64);
+  assert.equal(semiSpaceFlag(['--max_semi_space_size', '48'], '--max-semi-space-size=64'), 48, 'the command line wins');
+  assert.equal(semiSpaceFlag(['--max-semi-space-size=8', '--max-semi-space-size=16'], ''), 16, 'the last one counts');
+  assert.ok(Number.isNaN(semiSpaceFlag(['--max-semi-space-size'], '')!));
+  assert.equal(semiSpaceFlag(['--max-old-space-size=4096', '--max-semi-space-size-x=3'], '--enable-source-maps'), undefined);
 });

@@ -25,7 +25,20 @@ export function processExecArgv(semiSpaceMb: number, inherited: readonly string[
   return [...inherited.filter((a) => !a.startsWith(`${FLAG}=`)), `${FLAG}=${semiSpaceMb}`];
 }
 
-/** Whether node was started with a semi-space size of its own (on its command line or in NODE_OPTIONS). */
-export function semiSpaceSet(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
-  return execArgv.some((a) => a.startsWith(FLAG)) || nodeOptions.includes(FLAG);
+/** V8 takes its flags with dashes or underscores, and a value after `=` or a space. */
+const FLAG_VALUE = /--max[-_]semi[-_]space[-_]size(?:[= ](\d+))?(?!\S)/g;
+
+function lastValue(text: string): number | undefined {
+  let found: number | undefined;
+  for (const m of text.matchAll(FLAG_VALUE)) found = m[1] === undefined ? NaN : Number(m[1]);
+  return found;
+}
+
+/**
+ * The semi-space size (MB) node was started with, from its command line or
+ * else NODE_OPTIONS (the command line wins, as in node); undefined when
+ * neither sets it, NaN when one names the flag without a value we can read.
+ */
+export function semiSpaceFlag(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): number | undefined {
+  return lastValue(execArgv.join(' ')) ?? lastValue(nodeOptions);
 }
