@@ -80,7 +80,8 @@ export function timestamp(ms: number): string {
   return cachedPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
 }
 
-export function hasPayload(t: BufferedTrace): t is TraceRecord {
+/** Narrows to a row that has one (not merely to a row: a row without a payload must stay possible in the else branch). */
+export function hasPayload(t: BufferedTrace): t is TraceRecord & { payload: NonNullable<TraceRecord['payload']> } {
   return t.payload !== undefined && t.payload !== null;
 }
 
