@@ -111,3 +111,26 @@ describe('SIGTERM to `npm start`', () => {
   test('a SIGTERM while the gateways start waits for them, then drains: no orphans', { timeout: 60_000 }, () =>
     stopsCleanly((line) => line.includes('demo `mock` provider')));
 });
+
+test('a sluice killed outright leaves its embedded Postgres to the next start, which serves on it and stops it', { timeout: 90_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-orphan-'));
+  const cfg = join(ROOT, 'config/example.yaml');
+  const env = { SLUICE_DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined };
+  let second: Awaited<ReturnType<typeof spawnSluice>> | undefined;
+  try {
+    const first = await spawnSluice(cfg, env);
+    first.child.kill('SIGKILL');
+    await once(first.child, 'exit');
+    assert.ok(processesMentioning(join(dataDir, 'pg')).length > 0, 'the killed sluice left its Postgres running');
+    second = await spawnSluice(cfg, { ...env, LOG_LEVEL: 'debug' });
+    assert.equal((await fetch(`${second.url}/healthz`)).status, 200);
+    assert.ok(second.log.some((l) => l.includes('adopting the embedded Postgres')), 'the second start adopted the cluster');
+    await second.stop();
+    await within(15_000, async () => processesMentioning(dataDir).length === 0);
+  } finally {
+    // Whatever failed, nothing of this test may outlive it: a gateway left running holds the runner open.
+    await second?.stop();
+    for (const pid of processesMentioning(dataDir)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -47,16 +47,49 @@ function clusterPassword(root: string): string {
   return pw;
 }
 
-/** The port of a cluster already running on this data dir (a `sluice keys` call beside `sluice serve`), if any. */
-function runningPort(databaseDir: string): number | undefined {
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The postmaster and port of a cluster already running on this data dir (a `sluice keys` call beside `sluice serve`), if any. */
+function runningCluster(databaseDir: string): { pid: number; port: number } | undefined {
   try {
     const lines = readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
-    process.kill(Number(lines[0]), 0);
+    const pid = Number(lines[0]);
     const port = Number(lines[3]);
-    return Number.isInteger(port) && port > 0 ? port : undefined;
+    return Number.isInteger(pid) && pid > 0 && alive(pid) && Number.isInteger(port) && port > 0 ? { pid, port } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The sluice process that started the cluster. One killed outright (kill -9,
+ * the OOM killer) leaves its Postgres running; the next start finds that owner
+ * gone and adopts the cluster, stopping it when it stops, so an orphan lasts
+ * until the next run ends rather than for ever. A cluster with no owner on
+ * record (started before this file existed) is reused and left running.
+ */
+const OWNER_FILE = 'pg-owner';
+
+function ownerOf(root: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(root, OWNER_FILE), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Fast shutdown (SIGINT), then waits for the postmaster to be gone: it is not this process's child, so there is no exit event. */
+async function stopPostmaster(pid: number): Promise<void> {
+  try { process.kill(pid, 'SIGINT'); } catch { return; }
+  for (let waited = 0; alive(pid) && waited < 30_000; waited += 50) await new Promise((ok) => setTimeout(ok, 50));
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
@@ -80,8 +113,15 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   mkdirSync(root, { recursive: true });
   makeTraversable(root);
   const password = clusterPassword(root);
-  const existing = runningPort(databaseDir);
-  if (existing) return { url: `postgres://postgres:${password}@127.0.0.1:${existing}/postgres`, stop: async () => {} };
+  const existing = runningCluster(databaseDir);
+  if (existing) {
+    const url = `postgres://postgres:${password}@127.0.0.1:${existing.port}/postgres`;
+    const owner = ownerOf(root);
+    if (owner === undefined || owner === process.pid || alive(owner)) return { url, stop: async () => {} };
+    log(`adopting the embedded Postgres left running by process ${owner}, which is gone; it stops when this process stops`);
+    writeFileSync(join(root, OWNER_FILE), String(process.pid));
+    return { url, stop: () => stopPostmaster(existing.pid) };
+  }
   const port = await freePort();
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pgServer = new EmbeddedPostgres({
@@ -98,6 +138,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pgServer.initialise();
   await pgServer.start();
+  writeFileSync(join(root, OWNER_FILE), String(process.pid));
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: () => pgServer.stop(),
