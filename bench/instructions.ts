@@ -11,7 +11,7 @@
 //
 // Two more rows price parts of sluice: without its trace pipeline (what a
 // trace costs per request), and with two gateway threads (what the threads
-// model costs per request: structured-clone messages, the main thread's trace
+// model costs per request: the messages to the main thread, its trace
 // writer). Its count is the main thread's and the gateway threads' (those
 // that ran uWS); each thread warms up on its own, and a valgrind'ed JIT is
 // slow to settle, so it first gets INSTR_THREAD_WARMUP (ten times INSTR_WARMUP).

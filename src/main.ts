@@ -62,11 +62,13 @@ program.command('serve')
     const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
     const threads = gatewayThreads(config);
     // A gateway in this process has the heap node was started with: the setting cannot reach it from here.
-    const semiSpace = threads === 1 ? semiSpaceFlag() : undefined;
-    if (threads === 1 && semiSpace === undefined) {
-      log.info({ semi_space_mb: config.server.semi_space_mb }, 'one gateway in this process: server.semi_space_mb applies only when node is started with --max-semi-space-size (npm start passes it)');
-    } else if (semiSpace !== undefined && !Number.isNaN(semiSpace) && semiSpace !== config.server.semi_space_mb) {
-      log.warn({ semi_space_mb: config.server.semi_space_mb, max_semi_space_size: semiSpace }, 'one gateway in this process: node was started with --max-semi-space-size, which is what it gets; server.semi_space_mb is not applied');
+    if (threads === 1) {
+      const flag = semiSpaceFlag();
+      if (flag === undefined) {
+        log.info({ semi_space_mb: config.server.semi_space_mb }, 'one gateway in this process: server.semi_space_mb applies only when node is started with --max-semi-space-size (npm start passes it)');
+      } else if (!Number.isNaN(flag) && flag !== config.server.semi_space_mb) {
+        log.warn({ semi_space_mb: config.server.semi_space_mb, max_semi_space_size: flag }, 'one gateway in this process: node was started with --max-semi-space-size, which is what it gets; server.semi_space_mb is not applied');
+      }
     }
     // The handlers go in before anything starts: the port answers (and "listening" is logged)
     // before start() returns, and a SIGTERM with no handler yet kills the process outright,

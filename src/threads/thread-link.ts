@@ -38,7 +38,7 @@ export class ThreadLink implements TraceSink {
   private lines = '';
   private created: number[] = [];
   private rows: TraceRecord[] = [];
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private readonly waiting = new Map<number, (text: string) => void>();
   private readonly announcing = new Map<number, () => void>();
   private readonly answers = new Map<number, (value: unknown) => void>();
@@ -65,14 +65,13 @@ export class ThreadLink implements TraceSink {
     } else {
       this.rows.push(trace);
     }
-    if (this.created.length + this.rows.length >= FLUSH_ROWS) { this.flush(); return; }
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setTimeout(() => this.flush(), FLUSH_MS).unref();
+    if (this.created.length + this.rows.length >= FLUSH_ROWS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
   }
 
   flush(): void {
-    this.scheduled = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (!this.created.length && !this.rows.length) return;
     const m: FromThread = { type: 'traces', lines: this.lines, created: this.created, rows: this.rows };
     this.lines = '';
