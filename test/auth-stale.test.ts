@@ -1,7 +1,9 @@
 // The Authenticator's stale-if-error rules, against a lookup tier the test
 // drives: a stale record answers only when the tier fails, never instead of
 // its answer; an unknown key never becomes stale-valid; and a revocation wins
-// over every copy, including a lookup that was in flight when it landed.
+// over every copy, including a lookup that was in flight when it landed. Also
+// its refresh ahead: a key in use is renewed in the background, so no request
+// of it waits for the tier.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Authenticator, StaleKeyRecord, type KeyLookup } from '../src/auth/authenticator.js';
@@ -37,8 +39,8 @@ const code = async (f: () => unknown): Promise<string> => {
   try { await f(); return 'ok'; } catch (err) { return (err as GatewayError).code; }
 };
 
-function make(t: ReturnType<typeof tier>, staleIfErrorMs = 60_000) {
-  return new Authenticator(t.lookup, { ttlMs: TTL, staleIfErrorMs, maxEntries: 100, flushEveryMs: 60_000, flushLastUsed: async () => {} });
+function make(t: ReturnType<typeof tier>, staleIfErrorMs = 60_000, ttlMs = TTL) {
+  return new Authenticator(t.lookup, { ttlMs, staleIfErrorMs, maxEntries: 100, flushEveryMs: 60_000, flushLastUsed: async () => {} });
 }
 
 test('a stale record answers when the tier fails, and only then', async () => {
@@ -120,5 +122,63 @@ test('with stale_if_error_ms 0 a failing tier is a 503, as before', async () => 
   t.state.down = true;
   t.state.stale = k.rec;
   assert.equal(await code(() => auth.authenticate(k.header)), 'auth_unavailable');
+  await auth.close();
+});
+
+// Long enough that a timer's lateness on a busy machine cannot carry a step
+// past the half it means to land in.
+const AHEAD_TTL = 600;
+
+/** A key looked up once, then aged into the second half of its freshness. */
+async function agedKey(t: ReturnType<typeof tier>, auth: Authenticator) {
+  const k = key();
+  t.records.set(k.hash.toString('hex'), k.rec);
+  assert.deepEqual(await auth.authenticate(k.header), k.rec);
+  await sleep(AHEAD_TTL / 2 + 50);
+  return k;
+}
+
+test('a key in use is refreshed before it expires, and no request of it waits for the tier', async () => {
+  const t = tier();
+  const auth = make(t, 60_000, AHEAD_TTL);
+  const k = await agedKey(t, auth);
+  assert.equal(t.state.calls, 1);
+  let open!: () => void;
+  t.state.gate = new Promise((ok) => { open = ok; });
+  const hit = auth.authenticate(k.header);
+  assert.ok(!(hit instanceof Promise), 'answered from the cache while the refresh is out');
+  assert.deepEqual(hit, k.rec);
+  assert.equal(t.state.calls, 2, 'one refresh started');
+  auth.authenticate(k.header);
+  assert.equal(t.state.calls, 2, 'and only one while it is out');
+  open();
+  t.state.gate = undefined;
+  await sleep(AHEAD_TTL / 2 + 50); // past the first lookup's expiry, inside the refreshed entry's freshness
+  assert.ok(!(auth.authenticate(k.header) instanceof Promise), 'renewed: still answered at once');
+  await auth.close();
+});
+
+test('a refresh ahead that finds the key gone refuses it from then on', async () => {
+  const t = tier();
+  const auth = make(t, 60_000, AHEAD_TTL);
+  const k = await agedKey(t, auth);
+  t.records.delete(k.hash.toString('hex'));
+  assert.deepEqual(auth.authenticate(k.header), k.rec, 'the fresh entry answers while the refresh runs');
+  await sleep(5);
+  assert.equal(await code(() => auth.authenticate(k.header)), 'unauthorized');
+  await auth.close();
+});
+
+test('a refresh ahead against a failing tier: the fresh entry answers, nothing counts as stale, and the tier is not asked per request', async () => {
+  const t = tier();
+  const auth = make(t, 60_000, AHEAD_TTL);
+  const k = await agedKey(t, auth);
+  t.state.down = true;
+  assert.deepEqual(auth.authenticate(k.header), k.rec);
+  await sleep(5);
+  const calls = t.state.calls;
+  for (let i = 0; i < 5; i++) assert.deepEqual(auth.authenticate(k.header), k.rec);
+  assert.equal(t.state.calls, calls, 'no lookup per request while the chain is down');
+  assert.equal(auth.staleServed, 0, 'a fresh entry is not a stale one');
   await auth.close();
 });

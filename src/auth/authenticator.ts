@@ -2,6 +2,11 @@
 // LRU hit, returned synchronously. Misses go through the slower lookup chain
 // (Redis, then Postgres) with concurrent misses for one key coalesced.
 //
+// A key in use is refreshed ahead of time: a hit in the second half of its
+// freshness answers at once and starts the lookup in the background, so the
+// entry is renewed before it expires and no request of a busy key waits for
+// Redis or Postgres. Only a key idle for half its TTL waits, once.
+//
 // An entry is fresh for `ttlMs`, so a revocation missed by every other signal
 // still takes effect within that bound while the system of record answers. A
 // valid record is then kept, stale, for `staleIfErrorMs` more: it is served only
@@ -61,6 +66,8 @@ export class Authenticator {
   private lastUsed = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private readonly staleMs: number;
+  /** A hit with less freshness left than this starts a background refresh. */
+  private readonly refreshAheadMs: number;
   /** True after a lookup failed, until one succeeds. */
   private down = false;
   private readonly probedAt = new Map<string, number>();
@@ -69,6 +76,7 @@ export class Authenticator {
 
   constructor(private readonly tiers: KeyLookup, private readonly opts: AuthenticatorOptions) {
     this.staleMs = opts.staleIfErrorMs ?? 0;
+    this.refreshAheadMs = opts.ttlMs / 2;
     this.cache = new LRUCache<string, Cached>({ max: opts.maxEntries, ttl: opts.ttlMs + this.staleMs, ttlAutopurge: false });
     this.timer = setInterval(() => { void this.flush(); }, opts.flushEveryMs);
     this.timer.unref();
@@ -83,7 +91,10 @@ export class Authenticator {
     if (hit === undefined) return this.miss(id).then((rec) => this.accept(rec));
     if (typeof hit === 'symbol') throw new GatewayError('unauthorized', 'Invalid or revoked API key.');
     const now = performance.now();
-    if (hit.freshUntil > now) return this.accept(hit.rec);
+    if (hit.freshUntil > now) {
+      if (hit.freshUntil - now < this.refreshAheadMs) this.refreshAhead(id);
+      return this.accept(hit.rec);
+    }
     return this.stale(id, hit.rec, now);
   }
 
@@ -149,6 +160,16 @@ export class Authenticator {
     }, (err: unknown) => { clearTimeout(timer); return this.fallback(id, err); });
   }
 
+  /**
+   * The entry is still fresh and keeps answering: the lookup only renews it (or
+   * records the key's revocation). While the chain is down the stale-probe rule
+   * in stale() paces lookups instead, so a failing tier is not asked per request.
+   */
+  private refreshAhead(id: string): void {
+    if (this.down || this.inflight.has(id)) return;
+    this.miss(id).catch(() => { /* failed() has marked the chain down; the fresh entry still answers */ });
+  }
+
   /** The stale copy still in the cache (a revocation replaces it with a tombstone), or 503. */
   private fallback(id: string, err: unknown): KeyRecord {
     const cur = this.cache.get(id);
@@ -183,7 +204,11 @@ export class Authenticator {
     const cur = this.cache.peek(id);
     if (cur === REVOKED) return null;
     if (this.staleMs > 0) {
-      if (typeof cur === 'object') { this.staleServed++; return cur.rec; }
+      if (typeof cur === 'object') {
+        // A refresh ahead that failed serves nothing stale: the entry is still fresh.
+        if (cur.freshUntil <= performance.now()) this.staleServed++;
+        return cur.rec;
+      }
       // Never seen here, but another instance cached it in Redis: keep it as stale (not fresh) from now on.
       if (err instanceof StaleKeyRecord) {
         this.cache.set(id, { rec: err.record, freshUntil: 0 });
