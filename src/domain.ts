@@ -58,9 +58,9 @@ export interface ChatRequest {
   user?: string;
   raw: Record<string, unknown>;
   /**
-   * The caller's body text, set only when no input policy applies (see
-   * guardMessages): an OpenAI-compatible upstream then gets it with only the
-   * model replaced, rather than a re-serialisation.
+   * The caller's body text, where it may go as written (see guardMessages):
+   * an OpenAI-compatible upstream then gets it with only the model replaced,
+   * rather than a re-serialisation.
    */
   rawText?: string;
 }

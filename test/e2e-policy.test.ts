@@ -66,6 +66,18 @@ for (const http of HTTP_KINDS) {
       assert.equal(mock.requests.at(-1)!.text, twoReadings);
     });
 
+    test('a scanned body goes upstream as the caller wrote it only when the scan changed nothing and its keys read one way', async () => {
+      const send = (text: string) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys.buffered}` }, body: text });
+      const clean = '{"model":"up-model", "temperature":1.0,"messages":[{"role":"user","content":"caf\\u00e9, nothing secret"}]}';
+      assert.equal((await send(clean)).status, 200);
+      assert.equal(mock.requests.at(-1)!.text, clean, 'spliced: every byte the caller wrote');
+      // The escaped key is "content" once decoded: JSON.parse keeps "hello", a first-wins parser the card.
+      const escaped = '{"model":"up-model","temperature":1.0,"messages":[{"role":"user","content":"card 4111 1111 1111 1111","con\\u0074ent":"hello"}]}';
+      assert.equal((await send(escaped)).status, 200);
+      assert.ok(!mock.requests.at(-1)!.text.includes('4111'), mock.requests.at(-1)!.text);
+      assert.deepEqual(mock.requests.at(-1)!.body.messages, [{ role: 'user', content: 'hello' }]);
+    });
+
     test('DLP: redacted values never reach the upstream, in strings and text parts; the count is reported', async () => {
       const n = mock.requests.length;
       const res = await post('buffered', '/v1/chat/completions', {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatRequest, UpstreamTarget } from '../src/domain.js';
 import { parseChatRequest } from '../src/pipeline/chat-request.js';
+import { keysReadOneWay } from '../src/providers/json-keys.js';
 import { memberSpans, withInnerMembers, withMembers } from '../src/providers/json-members.js';
 import { chatRequest } from '../src/providers/openai-compatible/request.js';
 
@@ -98,5 +99,43 @@ describe('memberSpans', () => {
     assert.equal(withInnerMembers('{"response":[1]}', 'response', { model: 'gw' }), undefined);
     assert.equal(withInnerMembers('{"other":{}}', 'response', { model: 'gw' }), undefined);
     assert.equal(withInnerMembers('{"response":{"a":1,"a":2}}', 'response', { a: 3 }), undefined);
+  });
+});
+
+describe('keysReadOneWay', () => {
+  test('every body above reads one way', () => {
+    for (const text of Object.values(bodies)) assert.equal(keysReadOneWay(text), true, text);
+  });
+
+  test('a key repeated in any object, or spelled with an escape, is refused', () => {
+    for (const text of [
+      '{"a":1,"a":2}',
+      '{"messages":[{"role":"user","content":"secret","content":"hi"}]}',
+      '{"m":[[{"x":{"y":1, "z":[{}], "y" :2}}]]}',
+      '{"messages":[{"role":"user","con\\u0074ent":"hi"}]}',
+      '{"messages":[{"ro\\"le":"user"}]}',
+    ]) {
+      JSON.parse(text);
+      assert.equal(keysReadOneWay(text), false, text);
+    }
+  });
+
+  test('the same key in different objects, or inside strings, is not a repeat', () => {
+    for (const text of [
+      '{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}',
+      '{"a":"\\"a\\":1,\\"a\\":2","b":"{\\"c\\":[1,2],"}',
+      '{"a":[],"b":{},"c":[{},[]],"d":"]}"}',
+      ' { } ', '[1,{"a":1},{"a":1}]', '"a"', '12',
+    ]) {
+      JSON.parse(text);
+      assert.equal(keysReadOneWay(text), true, text);
+    }
+  });
+
+  test('deep nesting is walked without the call stack', () => {
+    const depth = 100_000;
+    const deep = '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    assert.equal(keysReadOneWay(deep), true);
+    assert.equal(keysReadOneWay('{"a":'.repeat(depth) + '{"b":1,"b":2}' + '}'.repeat(depth)), false);
   });
 });

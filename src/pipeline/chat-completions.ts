@@ -31,10 +31,10 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
 
-  const guarded = await guardMessages(svc, ctx, chat.messages);
+  const guarded = await guardMessages(svc, ctx, chat.messages, body.text);
   // The request goes as parsed unless DLP replaced texts: a spread copy of it takes V8's slow path
-  // (about 1.5 µs). Unscanned, it carries the caller's text for the splice.
-  if (guarded.unscanned) chat.rawText = body.text;
+  // (about 1.5 µs). Where it may, it carries the caller's text for the splice.
+  chat.rawText = guarded.callerText;
   const upstreamReq: ChatRequest = guarded.messages === chat.messages ? chat : { ...chat, messages: guarded.messages };
 
   if (dryRun) {

@@ -7,6 +7,7 @@ import type { InputScan } from '../policy/types.js';
 import type { Services } from './services.js';
 import type { RequestContext } from './request-context.js';
 import { collectTexts, replaceTexts } from './message-texts.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 
 /** True when the caller's organisation has an input policy to apply. */
 const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
@@ -21,19 +22,19 @@ export async function guardTexts(svc: Services, ctx: RequestContext, texts: stri
 }
 
 /**
- * `unscanned` is true when no policy read the messages: only then may the
- * caller's own text go upstream (the OpenAI-compatible splice). Scanned text
- * must be exactly what is sent, and a caller's text can be read two ways: a key
- * repeated inside a message is its last value to JSON.parse, and may be its
- * first to the upstream's parser, which would carry unscanned text past DLP and
- * the shield. Re-serialising what was scanned leaves one reading.
+ * `callerText` is the body text when it may go upstream as written (the
+ * OpenAI-compatible splice): always where no policy read the messages, and
+ * after a scan only when the scan changed nothing and the text reads one way
+ * (json-keys.ts). A text with a repeated key must not go: the scan read the
+ * value JSON.parse keeps, and the upstream's parser may keep the other one,
+ * unscanned. Re-serialising what was scanned leaves one reading.
  */
 export async function guardMessages(
-  svc: Services, ctx: RequestContext, messages: ChatMessage[],
-): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined; unscanned: boolean }> {
+  svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string,
+): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined; callerText: string | undefined }> {
   // Without a policy there is nothing to scan: walking every message for its texts would be wasted on the hot path.
-  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined, unscanned: true };
+  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined, callerText: text };
   const scan = await guardTexts(svc, ctx, collectTexts(messages));
-  if (!scan || scan.redactions === 0) return { messages, scan, unscanned: false };
-  return { messages: replaceTexts(messages, scan.texts), scan, unscanned: false };
+  if (!scan || scan.redactions === 0) return { messages, scan, callerText: keysReadOneWay(text) ? text : undefined };
+  return { messages: replaceTexts(messages, scan.texts), scan, callerText: undefined };
 }

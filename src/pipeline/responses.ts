@@ -15,6 +15,7 @@ import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
 import { chainItems } from './responses-conversation.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
@@ -41,6 +42,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
 
   const scan = await guardTexts(svc, ctx, texts);
   const guarded = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+  // The native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
+  if (scan && r.text !== undefined && !keysReadOneWay(r.text)) r.text = undefined;
 
   if (dryRun) {
     ctx.trace.dry_run = true;

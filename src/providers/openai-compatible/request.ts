@@ -1,6 +1,6 @@
 // OpenAI-compatible upstreams take the caller's body almost as sent: the model is
 // replaced, and streams ask for usage so that the final chunk can always carry it.
-// Where no input policy applies (ChatRequest.rawText), that is the caller's own
+// Where the caller's text may go as written (ChatRequest.rawText), that is its own
 // text with those values spliced in, which also keeps every member byte for byte.
 import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { withMembers } from '../json-members.js';
