@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../src/policy/compile.js';
 import { orgPolicySchema } from '../src/policy/config-schema.js';
-import type { DetectorName } from '../src/policy/detectors.js';
+import { matcher, type DetectorName, type NextMatch } from '../src/policy/detectors.js';
 import { scanTexts } from '../src/policy/scan-input.js';
 import type { InputScan } from '../src/policy/types.js';
 
@@ -130,5 +130,45 @@ describe('built-in DLP detectors', () => {
       // A correctness bound with room for a loaded machine: a quadratic pattern takes seconds here.
       assert.ok(elapsed < 250, `${JSON.stringify(text.slice(0, 12))}... took ${elapsed.toFixed(0)} ms`);
     }
+  });
+});
+
+describe('candidates found by a literal', () => {
+  /** Every match from the start, each search resuming where the last match ended. */
+  const all = (next: NextMatch, text: string): string[] => {
+    const out: string[] = [];
+    for (let m = next(text, 0); m !== null; m = next(text, m.index + m[0].length)) out.push(`${m.index}:${m[0]}`);
+    return out;
+  };
+  // Patterns with the lead first, inside, and checked by a lookbehind that reads before the candidate.
+  const specs = [
+    { source: 'eyJ(?<![\\w-]eyJ)[A-Za-z0-9]{2,6}\\.eyJ', lead: { text: 'J', at: 2 } },
+    { source: '@[a-z]{1,4}\\.[a-z]{2}', lead: { text: '@', at: 0 } },
+    { source: ':(?=[0-9a-f:])', lead: { text: ':', at: 0 } },
+    { source: '-----BEGIN [A-Z]{0,3}KEY', lead: { text: 'G', at: 7 } },
+  ];
+
+  it('finds exactly what the global regex finds, on random text dense in the literals', () => {
+    const alphabet = ['e', 'y', 'J', 'eyJ', 'a', '1', '.', '@', 'b.cd', ':', 'f', '-', '-----BEGIN ', 'KEY', 'G', 'x', ' '];
+    let seed = 7;
+    const rand = (n: number) => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return seed % n; };
+    for (const spec of specs) {
+      const plain = matcher({ source: spec.source });
+      const led = matcher(spec);
+      for (let round = 0; round < 400; round++) {
+        let text = '';
+        for (let i = rand(60); i > 0; i--) text += alphabet[rand(alphabet.length)];
+        assert.deepEqual(all(led, text), all(plain, text), `${spec.source} on ${JSON.stringify(text)}`);
+      }
+    }
+  });
+
+  it('the detectors built on it find matches at the edges and after near misses', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+    assert.equal(scanWith(['jwt'], `${jwt} J eyJ aeyJx.eyJy.z ${jwt}`).texts[0], '[JWT_1] J eyJ aeyJx.eyJy.z [JWT_1]');
+    assert.equal(scanWith(['email'], 'a@ @b.c @@ x@y.io jane@example.com').texts[0], 'a@ @b.c @@ [EMAIL_1] [EMAIL_2]');
+    assert.equal(scanWith(['ip'], '12:30 std::vector 2001:db8::1, then ::1').texts[0], '12:30 std::vector [IP_1], then [IP_2]');
+    const key = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI\n-----END EC PRIVATE KEY-----';
+    assert.equal(scanWith(['private_key'], `GG -----BEGIN PUBLIC KEY----- ${key}`).texts[0], 'GG -----BEGIN PUBLIC KEY----- [PRIVATE_KEY_1]');
   });
 });
