@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { orgPolicySchema } from '../src/policy/config-schema.js';
 import { createPolicyEngine } from '../src/policy/engine.js';
 import { GatewayError } from '../src/errors.js';
+import { RuleSet, type RuleHit } from '../src/policy/rule-set.js';
 
 /** The message of the first validation issue, or '' when the input is valid. */
 function issue(input: unknown): string {
@@ -144,5 +145,19 @@ describe('input scanning', () => {
   it('names the organisation and rule when a policy block is invalid', () => {
     assert.throws(() => createPolicyEngine({ beta: { dlp: { custom: [{ name: 'bad', pattern: '(' }] } } }, { workers: 0 }),
       /organisation "beta".*rule "bad"/);
+  });
+});
+
+describe('RuleSet', () => {
+  it('beyond ASCII, names the rules that match and places each match in UTF-16 units', () => {
+    const set = new RuleSet([{ source: 'données', meta: 'fr' }, { source: '数据', meta: 'zh' }, { source: '(?i)secret', meta: 'en' }]);
+    // An emoji (two UTF-16 units, four UTF-8 bytes) and a lone surrogate before the matches shift byte and unit counts apart.
+    const text = '😀 Les données\ud800 et 数据, SECRET';
+    assert.equal(set.firstRule(text), 'fr');
+    assert.equal(set.firstRule('rien 😀 ici'), undefined);
+    const hits: RuleHit<string>[] = [];
+    set.findAll(text, hits);
+    assert.deepEqual(hits.map((h) => [h.meta, text.slice(h.start, h.end)]), [['fr', 'données'], ['zh', '数据'], ['en', 'SECRET']]);
+    assert.equal(set.firstAccepted(text, (start) => start > text.indexOf('et')), 'zh');
   });
 });

