@@ -166,7 +166,8 @@ export class Authenticator {
    * in stale() paces lookups instead, so a failing tier is not asked per request.
    */
   private refreshAhead(id: string): void {
-    if (this.down || this.inflight.has(id)) return;
+    if (this.down) return;
+    // miss() coalesces: a lookup already out for this key is the refresh.
     this.miss(id).catch(() => { /* failed() has marked the chain down; the fresh entry still answers */ });
   }
 

@@ -39,7 +39,7 @@ export function keysReadOneWay(text: string): boolean {
       open.pop();
       keyNext = false;
     } else if (c === COMMA) {
-      keyNext = open.length > 0 && open[open.length - 1] !== undefined;
+      keyNext = open[open.length - 1] !== undefined;
     }
   }
   return open.length === 0;
