@@ -42,6 +42,32 @@ test('a gateway thread gets twice the semi-space of new space; a thread without 
   assert.ok(await inThread() < 64, 'node\'s default young generation is smaller');
 });
 
+/**
+ * In a process started as `npm start` starts one (--max-semi-space-size=32),
+ * the new space of a thread given `semiSpaceMb`, spawned as spawnThread does or
+ * (`yieldFlag` false) with the resource limit alone.
+ */
+function threadUnderFlag(semiSpaceMb: number, yieldFlag: boolean): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-young-'));
+  const file = join(dir, 'spawn.mjs');
+  const lib = new URL('../src/threads/young-generation.js', import.meta.url).href;
+  writeFileSync(file, `
+import { Worker } from 'node:worker_threads';
+import { threadResourceLimits, yieldSemiSpaceToThreads } from ${JSON.stringify(lib)};
+if (${yieldFlag}) yieldSemiSpaceToThreads();
+const w = new Worker(${JSON.stringify(`${LOAD} require('node:worker_threads').parentPort.postMessage(mb);`)}, { eval: true, resourceLimits: threadResourceLimits(${semiSpaceMb}) });
+w.once('message', (mb) => process.send(mb, () => process.exit(0)));
+`);
+  const child = fork(file, [], { execArgv: ['--max-semi-space-size=32'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise<number>((ok, fail) => { child.once('message', (m) => ok(m as number)); child.once('error', fail); })
+    .finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+test('under node\'s own --max-semi-space-size, a gateway thread still gets the semi-space it was given', async () => {
+  assert.equal(await threadUnderFlag(8, false), 64, 'the flag overrides a worker\'s resource limit (why the thread clears it)');
+  assert.equal(await threadUnderFlag(8, true), 16);
+});
+
 test('a gateway process gets the semi-space as node\'s flag, replacing one it inherited', async () => {
   const argv = processExecArgv(32, ['--max-semi-space-size=8', '--enable-source-maps']);
   assert.deepEqual(argv, ['--enable-source-maps', '--max-semi-space-size=32']);

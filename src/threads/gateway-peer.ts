@@ -5,7 +5,7 @@ import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromThread, ThreadStart, ToThread } from './protocol.js';
-import { processExecArgv, threadResourceLimits } from './young-generation.js';
+import { processExecArgv, threadResourceLimits, yieldSemiSpaceToThreads } from './young-generation.js';
 
 /** A cluster worker reads its ThreadStart from this variable, as a thread reads workerData. */
 export const START_ENV = 'SLUICE_THREAD_START';
@@ -22,6 +22,7 @@ export interface GatewayPeer {
 }
 
 export function spawnThread(start: ThreadStart, semiSpaceMb: number): GatewayPeer {
+  yieldSemiSpaceToThreads();
   const w = new Worker(WORKER, { workerData: start, resourceLimits: threadResourceLimits(semiSpaceMb) });
   return {
     send: (m) => w.postMessage(m),

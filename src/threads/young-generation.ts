@@ -11,6 +11,12 @@
 // A gateway thread takes it as a resource limit and a gateway process as a
 // flag; a gateway in the main process has the heap node started it with, so
 // there the flag must be on node's command line (`npm start` passes it).
+// V8's flags are the process's, and a --max-semi-space-size flag overrides a
+// worker's resource limit: under `npm start` every gateway thread got the
+// main thread's 32 MB whatever server.semi_space_mb said (measured: 59-60 MB
+// of new space per thread with the setting at 8). So the flag is cleared
+// before a thread is started; the main isolate keeps the heap it was made with.
+import { setFlagsFromString } from 'node:v8';
 
 /** V8's young generation is two semi-spaces and a new large-object space of the same size. */
 const YOUNG_PER_SEMI = 3;
@@ -18,6 +24,16 @@ const FLAG = '--max-semi-space-size';
 
 export function threadResourceLimits(semiSpaceMb: number): { maxYoungGenerationSizeMb: number } {
   return { maxYoungGenerationSizeMb: YOUNG_PER_SEMI * semiSpaceMb };
+}
+
+/**
+ * Lets isolates created from now on take their young generation from their
+ * resource limits (0 is V8's "unset"). Read when an isolate is created, so it
+ * changes no heap that exists; isolates without limits (the policy pool's)
+ * get V8's default.
+ */
+export function yieldSemiSpaceToThreads(): void {
+  setFlagsFromString(`${FLAG}=0`);
 }
 
 /** node's own flags for a gateway process, with the semi-space set (any earlier setting replaced). */
