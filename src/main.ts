@@ -2,7 +2,6 @@
 // The `sluice` command: parse CLI and environment, load config, then serve or
 // run one management task. SIGTERM/SIGINT drain in-flight requests before exit.
 import { Command, InvalidArgumentError } from 'commander';
-import { startApp } from './app.js';
 import { createLogger } from './logger.js';
 import { loadConfig, type Config } from './config/load-config.js';
 import type { HttpChoice } from './http/create-server.js';
@@ -90,7 +89,9 @@ program.command('serve')
         config, configPath: o.config ?? env.SLUICE_CONFIG, threads, databaseUrl: databaseUrl(), redisUrl: redisUrl(),
         dataDir: defaultDataDir(env), host: config.server.host, port: listenPort, http: front, logLevel: env.LOG_LEVEL ?? 'info', log,
       })
-      : startApp({
+      // With gateway threads, this thread runs only the trace writer and the orchestration:
+      // the request path (and everything it imports) is loaded where it runs, not here too.
+      : import('./app.js').then(({ startApp }) => startApp({
         config,
         databaseUrl: databaseUrl(),
         redisUrl: redisUrl(),
@@ -98,7 +99,7 @@ program.command('serve')
         port: listenPort,
         http: front,
         logger: log,
-      });
+      }));
     await starting;
   });
 
