@@ -10,6 +10,7 @@ import { resolvePayloadSecret, TracePipeline } from './traces/index.js';
 import { createHttpServer, type HttpChoice } from './http/create-server.js';
 import { exposeTraceMetrics, Metrics } from './metrics.js';
 import { createPolicyEngine } from './policy/engine.js';
+import { policySettingsSchema, type PolicySettings } from './policy/config-schema.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
 import { sendError } from './pipeline/reply.js';
@@ -46,6 +47,18 @@ export interface AppOptions {
   traceSink?: TraceSink;
   /** Set when this app is one gateway thread of several (src/threads/): its link to the main thread and its siblings. */
   thread?: ThreadLink;
+}
+
+/**
+ * `policy.workers` counts scan threads for the instance: each of its gateways
+ * starts a pool of its share (at least one), not one of the whole size, so N
+ * gateway threads do not start N times the workers (each about 8 MB idle)
+ * and oversubscribe the cores they already fill.
+ */
+export function policySettingsOf(config: Config, gateways: number): PolicySettings {
+  const settings = policySettingsSchema.parse(config.policy ?? {});
+  if (settings.workers === 0 || gateways <= 1) return settings;
+  return { ...settings, workers: Math.max(1, Math.ceil(settings.workers / gateways)) };
 }
 
 export interface App {
@@ -103,8 +116,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
     cleanup.unshift(() => pools.close());
     // Only organisations with a `policy` block are scanned; the engine (and its worker threads) exists only if one has.
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
-    const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log) : undefined;
-    if (policy) cleanup.unshift(() => policy.close());
+    const policy = policed.size ? createPolicyEngine(policed, policySettingsOf(config, opts.thread?.gateways ?? 1), log) : undefined;
+    if (policy) {
+      cleanup.unshift(() => policy.close());
+      metrics.addGauge('sluice_policy_workers', 'Threads of the DLP and moderation scan pool', () => policy.workers);
+    }
     // One gateway thread of several counts in the main thread's store, so that limits hold per instance;
     // alone, it keeps its store here and pays no message.
     const limits = await openLimits(config, db.pool, opts.redisUrl, log, opts.thread?.limitStore());

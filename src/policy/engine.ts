@@ -115,6 +115,10 @@ class Engine implements PolicyEngine {
     return this.#pool === undefined || this.#pool.ready();
   }
 
+  get workers(): number {
+    return this.#pool?.threads ?? 0;
+  }
+
   async close(): Promise<void> {
     await this.#pool?.close();
   }

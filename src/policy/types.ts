@@ -35,5 +35,7 @@ export interface PolicyEngine {
   chunked(orgId: string): ChunkedModerator;
   /** False when scans would fail for want of workers (closed, none running, queue full); true when scanning runs inline. */
   ready(): boolean;
+  /** Threads of its scan pool (0 when it scans inline), for /metrics. */
+  readonly workers: number;
   close(): Promise<void>;
 }

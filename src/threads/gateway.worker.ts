@@ -44,7 +44,7 @@ const { start, port } = channel();
 // the whole process. The main thread ends the process; this timer keeps the
 // thread alive until then.
 setInterval(() => {}, 2 ** 30);
-const link = new ThreadLink(port, start.index);
+const link = new ThreadLink(port, start.index, start.gateways);
 const log = createLogger(start.logLevel).child({ thread: start.index });
 let app: App | undefined;
 

@@ -11,6 +11,8 @@ import type { StoreCall } from '../limits/store.js';
 /** workerData of a gateway thread. */
 export interface ThreadStart {
   index: number;
+  /** How many gateways the instance runs, this one included. */
+  gateways: number;
   configPath: string | undefined;
   databaseUrl: string;
   redisUrl: string | undefined;

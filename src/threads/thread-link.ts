@@ -47,7 +47,8 @@ export class ThreadLink implements TraceSink {
   /** Supplied by the app: this thread's own metrics, for the main thread's sum. */
   collect: () => Promise<MetricsJson> = async () => [];
 
-  constructor(private readonly port: MainPort, readonly index: number) {}
+  /** `gateways`: how many the instance runs, this one included. */
+  constructor(private readonly port: MainPort, readonly index: number, readonly gateways = 1) {}
 
   /**
    * Never blocks: rows are batched for FLUSH_MS (or FLUSH_ROWS) and posted in

@@ -17,8 +17,8 @@ import { loadUws } from '../http/uws-server.js';
 import { spawnProcess, spawnThread, type GatewayPeer } from './gateway-peer.js';
 import type { FromThread, MetricsJson, ThreadStart, ToThread } from './protocol.js';
 
-/** What every thread is started with, less what the main thread decides (its index, the database it opened). */
-export interface ThreadedOptions extends Omit<ThreadStart, 'index' | 'databaseUrl'> {
+/** What every thread is started with, less what the main thread decides (its index, their count, the database it opened). */
+export interface ThreadedOptions extends Omit<ThreadStart, 'index' | 'gateways' | 'databaseUrl'> {
   config: Config;
   threads: number;
   /** Unset: an embedded Postgres under dataDir, opened here once for every thread. */
@@ -132,7 +132,7 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
 
   function spawn(index: number, port: number): Promise<{ worker: GatewayPeer; port: number; http: 'uws' | 'node' }> {
     const start: ThreadStart = {
-      index, configPath: o.configPath, databaseUrl: db.url, redisUrl: o.redisUrl, dataDir: o.dataDir,
+      index, gateways: o.threads, configPath: o.configPath, databaseUrl: db.url, redisUrl: o.redisUrl, dataDir: o.dataDir,
       host: o.host, port, http: o.http, logLevel: o.logLevel,
     };
     const semi = o.config.server.semi_space_mb;

@@ -102,6 +102,10 @@ export class PolicyPool {
     }
   }
 
+  get threads(): number {
+    return this.#piscina.threads.length;
+  }
+
   /** For /readyz: the threads exist, this engine still uses them, and the queue has room. */
   ready(): boolean {
     return !this.#closed && this.#piscina.threads.length > 0 && this.#inFlight < this.#maxQueue;
