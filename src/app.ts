@@ -114,6 +114,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       limits: { maxResponseBytes: config.upstream.max_response_bytes, maxEventBytes: config.upstream.max_event_bytes },
     });
     cleanup.unshift(() => pools.close());
+    metrics.addGauge('sluice_upstream_queued', 'Upstream calls waiting for a connection (upstream.connections_per_origin)', () => pools.stats().queued);
+    metrics.addGauge('sluice_upstream_connections', 'Upstream connections open, busy or idle', () => pools.stats().connected);
     // Only organisations with a `policy` block are scanned; the engine (and its worker threads) exists only if one has.
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
     const policy = policed.size ? createPolicyEngine(policed, policySettingsOf(config, opts.thread?.gateways ?? 1), log) : undefined;

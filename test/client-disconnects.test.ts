@@ -6,8 +6,8 @@
 // One thing does stay for a while: undici reconnects after an aborted call
 // (the aborted request goes back to pending for a moment, then is dropped), so
 // the pool keeps idle keep-alive connections, up to two per concurrent stream
-// here, until its keep-alive timeout (30 s). That is bounded by concurrency and
-// `upstream.connections_per_origin`, not by the number of streams, and is
+// here, until its keep-alive timeout (30 s). That is bounded by concurrency (and
+// `upstream.connections_per_origin`, when set), not by the number of streams, and is
 // what FD_SLACK allows for; a leak of one descriptor per stream would be 1,000.
 
 import { after, before, describe, test } from 'node:test';

@@ -78,7 +78,12 @@ export const configSchema = z.object({
     connect_timeout_ms: z.number().int().positive().default(5_000),
     headers_timeout_ms: z.number().int().positive().default(120_000),
     body_timeout_ms: z.number().int().positive().default(120_000),
-    connections_per_origin: z.number().int().positive().default(256),
+    /**
+     * Concurrent calls per upstream origin, per gateway; unset, none. A model call
+     * holds its connection for the whole answer (10-60 s of streaming), so a cap
+     * is a queue, not a pool size: past it, calls wait for a connection.
+     */
+    connections_per_origin: z.number().int().positive().optional(),
     /** A JSON answer or error body over this is cut off with 502 upstream_error. */
     max_response_bytes: z.number().int().positive().default(32 * 1024 * 1024),
     /** One SSE event (or one unterminated line) over this many characters cuts the stream off. */

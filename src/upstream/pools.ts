@@ -6,7 +6,8 @@ export interface PoolOptions {
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  connections: number;
+  /** Concurrent calls per origin; undefined for no cap. */
+  connections: number | undefined;
   /** Caps on what one upstream answer may hold in memory. */
   limits: ExchangeLimits;
 }
@@ -31,7 +32,7 @@ export class UpstreamPools {
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {
-        connections: this.opts.connections,
+        connections: this.opts.connections ?? null,
         connect: { timeout: this.opts.connectTimeoutMs },
         headersTimeout: this.opts.headersTimeoutMs,
         bodyTimeout: this.opts.bodyTimeoutMs,
@@ -41,6 +42,17 @@ export class UpstreamPools {
       this.pools.set(origin, pool);
     }
     return pool;
+  }
+
+  /** Calls waiting for a connection, and connections open, over every origin: for /metrics. */
+  stats(): { queued: number; connected: number } {
+    let queued = 0;
+    let connected = 0;
+    for (const p of this.pools.values()) {
+      queued += p.stats.queued;
+      connected += p.stats.connected;
+    }
+    return { queued, connected };
   }
 
   async close(): Promise<void> {
