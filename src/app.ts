@@ -10,7 +10,6 @@ import { resolvePayloadSecret, TracePipeline } from './traces/index.js';
 import { createHttpServer, type HttpChoice } from './http/create-server.js';
 import { exposeTraceMetrics, Metrics } from './metrics.js';
 import { createPolicyEngine } from './policy/engine.js';
-import { policySettingsSchema, type PolicySettings } from './policy/config-schema.js';
 import { routes } from './pipeline/routes.js';
 import { createRequestHandler } from './pipeline/handle-request.js';
 import { sendError } from './pipeline/reply.js';
@@ -47,18 +46,6 @@ export interface AppOptions {
   traceSink?: TraceSink;
   /** Set when this app is one gateway thread of several (src/threads/): its link to the main thread and its siblings. */
   thread?: ThreadLink;
-}
-
-/**
- * `policy.workers` counts scan threads for the instance: each of its gateways
- * starts a pool of its share (at least one), not one of the whole size, so N
- * gateway threads do not start N times the workers (each about 8 MB idle)
- * and oversubscribe the cores they already fill.
- */
-export function policySettingsOf(config: Config, gateways: number): PolicySettings {
-  const settings = policySettingsSchema.parse(config.policy ?? {});
-  if (settings.workers === 0 || gateways <= 1) return settings;
-  return { ...settings, workers: Math.max(1, Math.ceil(settings.workers / gateways)) };
 }
 
 export interface App {
@@ -118,7 +105,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     metrics.addGauge('sluice_upstream_connections', 'Upstream connections open, busy or idle', () => pools.stats().connected);
     // Only organisations with a `policy` block are scanned; the engine (and its worker threads) exists only if one has.
     const policed = new Map([...config.organizations.values()].filter((o) => o.policy).map((o) => [o.id, o.policy!]));
-    const policy = policed.size ? createPolicyEngine(policed, policySettingsOf(config, opts.thread?.gateways ?? 1), log) : undefined;
+    const policy = policed.size ? createPolicyEngine(policed, config.policy ?? {}, log, opts.thread?.gateways) : undefined;
     if (policy) {
       cleanup.unshift(() => policy.close());
       metrics.addGauge('sluice_policy_workers', 'Threads of the DLP and moderation scan pool', () => policy.workers);

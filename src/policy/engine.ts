@@ -35,11 +35,23 @@ export function createPolicyEngine(
   orgPolicies: ReadonlyMap<string, OrgPolicyInput> | Readonly<Record<string, OrgPolicyInput>>,
   settings: PolicySettingsInput = {},
   logger?: PolicyLogger,
+  /** How many gateways of one instance share `settings.workers` (each starts its own engine). */
+  gateways = 1,
 ): PolicyEngine {
   const parsed = policySettingsSchema.parse(settings);
   const entries = orgPolicies instanceof Map ? [...orgPolicies.entries()] : Object.entries(orgPolicies);
   const orgs = new Map(entries.map(([orgId, input]) => [orgId, entry(orgId, input)]));
-  return new Engine(orgs, entry('', {}), parsed, logger);
+  return new Engine(orgs, entry('', {}), { ...parsed, workers: workerShare(parsed.workers, gateways) }, logger);
+}
+
+/**
+ * `policy.workers` counts scan threads for the instance: each of its gateways
+ * starts a pool of its share (at least one), not one of the whole size, so N
+ * gateway threads do not start N times the workers (each about 8 MB idle)
+ * and oversubscribe the cores they already fill. 0 still scans inline.
+ */
+function workerShare(workers: number, gateways: number): number {
+  return workers === 0 ? 0 : Math.max(1, Math.ceil(workers / gateways));
 }
 
 function entry(orgId: string, input: OrgPolicyInput): OrgEntry {
