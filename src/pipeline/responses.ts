@@ -42,8 +42,6 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
 
   const scan = await guardTexts(svc, ctx, texts);
   const guarded = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
-  // The native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
-  if (scan && r.text !== undefined && !keysReadOneWay(r.text)) r.text = undefined;
 
   if (dryRun) {
     ctx.trace.dry_run = true;
@@ -54,6 +52,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   }
 
   const native = svc.config.providers.get(route.entry.provider)?.responses_api === true;
+  // Only the native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
+  if (native && scan && r.text !== undefined && !keysReadOneWay(r.text)) r.text = undefined;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'chunked' && r.stream && Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs')) {
     throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param: 'include' });
