@@ -78,14 +78,14 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
     req.on('data', (c: Buffer) => { if (!collector.push(c, false)) response.closeAfter = true; });
     req.on('end', () => collector.push(Buffer.alloc(0), true));
     req.on('error', (e) => collector.fail(e));
-    body = collector.promise;
+    body = () => collector.take();
   }
   return {
     method,
     path: q < 0 ? url : url.slice(0, q),
     query: q < 0 ? '' : url.slice(q + 1),
     headers,
-    body: () => body,
+    body,
   };
 }
 

@@ -118,9 +118,9 @@ function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts
         });
       });
     }
-    body = collector.promise;
+    body = () => collector.take();
   }
-  return { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: () => body };
+  return { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body };
 }
 
 export function createUwsServer(uws: Uws, handler: RequestHandler, opts: ServerOptions): HttpServer {

@@ -51,14 +51,12 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (mode === 'chunked' && chat.stream && chat.raw.logprobs === true) {
     throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back. Send stream: false, or no logprobs.', { param: 'logprobs' });
   }
-  if (chat.stream) {
-    await streamChat(svc, ctx, res, upstreamReq, route, wantBlock);
-    return;
-  }
+  // Returned, not awaited: this frame holds the body, its text and its parse, which a stream must not keep (chat-stream.ts).
+  if (chat.stream) return streamChat(svc, ctx, res, upstreamReq, route, wantBlock, promptTokens);
 
   const { completion, sent, headers, text } = await dispatchChat(svc, ctx, route, upstreamReq, res.signal);
   if (mode !== 'off') await moderateChoices(svc, org, completion);
-  const usage = completionUsage(chat, completion);
+  const usage = completionUsage(promptTokens, completion);
   recordUsage(ctx, route, usage);
   ctx.trace.status_code = 200;
   // The upstream's object, every field kept in its order: only what the contract owns is written,

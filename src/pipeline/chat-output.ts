@@ -1,10 +1,10 @@
 // What the non-stream and stream paths both do with a finished completion:
 // moderate every choice, settle its usage, and put that usage on the trace.
-import type { ChatCompletion, ChatRequest, Usage } from '../domain.js';
+import type { ChatCompletion, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { readUsage } from '../providers/openai-compatible/response.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { costUsd, estimatePromptTokens } from '../routing/token-estimate.js';
+import { costUsd } from '../routing/token-estimate.js';
 import { outputChars, outputTexts } from './chat-accumulator.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
@@ -24,14 +24,13 @@ export async function moderateChoices(svc: Services, org: string, completion: Ch
 }
 
 /** The upstream's usage when it gave one (details and all), else an estimate, so a response always carries usage. */
-export function completionUsage(chat: ChatRequest, completion: ChatCompletion): Usage {
+export function completionUsage(promptTokens: number, completion: ChatCompletion): Usage {
   if (completion.usage && typeof completion.usage === 'object') return completion.usage;
-  return estimateUsage(chat, outputChars(completion));
+  return estimateUsage(promptTokens, outputChars(completion));
 }
 
-/** About four characters per token, as the router estimates prompts. */
-export function estimateUsage(chat: ChatRequest, outputChars: number): Usage {
-  const prompt = estimatePromptTokens(chat.messages);
+/** `prompt` is the request's estimate (estimatePromptTokens); output is about four characters a token, as that estimate counts. */
+export function estimateUsage(prompt: number, outputChars: number): Usage {
   const completionTokens = Math.ceil(outputChars / 4);
   return { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: prompt + completionTokens };
 }

@@ -6,7 +6,7 @@ import type { ChatChunk, ChatRequest } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -17,12 +17,29 @@ import { SseOut } from './sse-out.js';
 import type { Services } from './services.js';
 import { dispatchStream } from './dispatch.js';
 
+/**
+ * A stream can run for minutes, and its request may be megabytes of
+ * conversation: once an upstream has accepted it, nothing of it is needed but
+ * its prompt-token estimate (and, for the payload archive, the body sent). So
+ * the request is dropped here, not carried through the stream: this frame
+ * returns the relay rather than awaiting it, as chatCompletions returns this.
+ * A suspended async frame keeps every local, used again or not.
+ */
 export async function streamChat(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
-  chat: ChatRequest, route: Resolution, wantBlock: boolean,
+  chat: ChatRequest, route: Resolution, wantBlock: boolean, promptTokens: number,
+): Promise<void> {
+  const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
+  // The body sent is kept only for the payload archive.
+  if (svc.config.organizations.get(ctx.key!.organization_id)?.store_payloads !== true) upstream.sent = '';
+  return relayChat(svc, ctx, res, upstream, route, wantBlock, promptTokens);
+}
+
+async function relayChat(
+  svc: Services, ctx: RequestContext, res: GatewayResponse,
+  upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number,
 ): Promise<void> {
   const org = ctx.key!.organization_id;
-  const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
   const acc = new StreamAccumulator();
   let batches: StreamBatches = upstream.events;
   const mode = svc.policy?.outputMode(org) ?? 'off';
@@ -87,7 +104,7 @@ export async function streamChat(
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();
-  const usage = acc.usage ?? estimateUsage(chat, acc.outputChars);
+  const usage = acc.usage ?? estimateUsage(promptTokens, acc.outputChars);
   recordUsage(ctx, route, usage);
   ctx.trace.status_code = 200;
   if (storePayload) ctx.trace.payload = { request: JSON.parse(upstream.sent), response: { ...acc.completion, usage } };

@@ -12,7 +12,8 @@ import { itemsToMessages } from '../responses/items-to-messages.js';
 import { toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
-import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
+import { estimatePromptTokens } from '../routing/token-estimate.js';
 import { dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -44,10 +45,11 @@ function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; id
 
 export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
   const chat = await chatRequestFor(svc, p);
-  if (chat.stream) return translatedStream(svc, ctx, res, p, chat);
+  const promptTokens = estimatePromptTokens(chat.messages);
+  if (chat.stream) return translatedStream(svc, ctx, res, p, chat, promptTokens);
   const { completion, sent, headers } = await dispatchChat(svc, ctx, p.route, chat, res.signal);
   if (p.mode !== 'off') await moderateChoices(svc, p.org, completion);
-  const usage = completionUsage(chat, completion);
+  const usage = completionUsage(promptTokens, completion);
   recordUsage(ctx, p.route, usage);
   ctx.trace.status_code = 200;
   const { shell, ids } = shellFor(ctx, p);
@@ -59,8 +61,14 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
   saveResponse(svc, ctx, p, response, false);
 }
 
-async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest): Promise<void> {
+/** As chat's (chat-stream.ts): the converted request, history and all, is dropped once the upstream accepted it. */
+async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest, promptTokens: number): Promise<void> {
   const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
+  if (svc.config.organizations.get(p.org)?.store_payloads !== true) upstream.sent = '';
+  return relayResponse(svc, ctx, res, p, upstream, promptTokens);
+}
+
+async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<void> {
   const acc = new StreamAccumulator();
   let batches: StreamBatches = upstream.events;
   if (p.mode === 'buffered') {
@@ -104,7 +112,7 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
     if (res.aborted) return out.clientLeft();
   }
   if (res.aborted) return out.clientLeft();
-  const usage = completionUsage(chat, acc.completion);
+  const usage = completionUsage(promptTokens, acc.completion);
   recordUsage(ctx, p.route, usage);
   ctx.trace.status_code = 200;
   const extra = p.wantBlock ? { gateway: gatewayBlock(ctx) } : {};
