@@ -62,7 +62,10 @@ async function mock(): Promise<number> {
       res.end(json);
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // The slow-stream cell's 5,000 connections close with their answers (`bench_close`): kept alive in
+    // each target's pool, every target's 5,000 would stay open here at once, past the mock's file limit.
+    const close = body.includes('"bench_close":true');
+    res.writeHead(200, close ? { 'content-type': 'text/event-stream', connection: 'close' } : { 'content-type': 'text/event-stream' });
     // A real model paces its tokens: `bench_pace_ms` in the body (passed through by every target) spaces the chunks.
     const pace = Number(/"bench_pace_ms":(\d+)/.exec(body)?.[1] ?? 0);
     for (let i = 0; i < STREAM_CHUNKS; i++) {

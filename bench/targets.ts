@@ -55,7 +55,8 @@ async function child(name: string, kind: string, upstream: string, env: NodeJS.P
     cpuMicros: async () => { const c = await ask<{ user: number; system: number }>(proc, 'cpu', 'cpu', 30_000); return c ? c.user + c.system : NaN; },
     stats: () => ask<ProcessStats>(proc, 'stats', 'stats'),
     resetStats: async () => { await ask(proc, 'reset-stats', 'reset'); },
-    stop: () => { proc.disconnect(); setTimeout(() => proc.kill(), 2_000).unref(); },
+    // A target that died mid-run has no channel left to close.
+    stop: () => { if (proc.connected) proc.disconnect(); setTimeout(() => proc.kill(), 2_000).unref(); },
   };
 }
 
