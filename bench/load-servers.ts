@@ -31,7 +31,9 @@ function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((ok) => { let s = ''; req.on('data', (c) => { s += c; }); req.on('end', () => ok(s)); });
 }
 
-const listen = (srv: ReturnType<typeof createServer>) => new Promise<number>((ok) => srv.listen(0, '127.0.0.1', () => ok((srv.address() as AddressInfo).port)));
+// The kernel's accept queue as deep as it allows (somaxconn), not node's 511: the slow-stream cell opens
+// 5,000 connections in about a second, and a dropped SYN would price TCP's retry timer, not the server.
+const listen = (srv: ReturnType<typeof createServer>) => new Promise<number>((ok) => srv.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => ok((srv.address() as AddressInfo).port)));
 
 function embeddings(body: string, res: ServerResponse): void {
   const input = JSON.parse(body).input as string[];

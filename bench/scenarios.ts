@@ -20,6 +20,8 @@ export interface Measure {
   /** Slow streams: the most the client had open at once (first byte read, end not yet). */
   peakOpen?: number;
   failed?: number;
+  /** Slow streams: how the failed ones failed (status and last bytes, or the socket error), counted. */
+  failures?: Record<string, number>;
 }
 
 export interface Scenario {
@@ -127,6 +129,8 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
     let failed = 0;
     let open = 0;
     let peakOpen = 0;
+    const failures: Record<string, number> = {};
+    const fail = (why: string) => { failed++; failures[why] = (failures[why] ?? 0) + 1; };
     const one = () => new Promise<void>((ok) => {
       const req = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers: headers(t) }, (res) => {
         let last = '';
@@ -135,10 +139,14 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
           if (!opened) { opened = true; peakOpen = Math.max(peakOpen, ++open); }
           last = c.toString('utf8');
         });
-        res.on('end', () => { if (opened) open--; if (res.statusCode !== 200 || !last.includes('[DONE]')) failed++; ok(); });
-        res.on('error', () => { if (opened) open--; failed++; ok(); });
+        res.on('end', () => {
+          if (opened) open--;
+          if (res.statusCode !== 200 || !last.includes('[DONE]')) fail(`${res.statusCode}: ${last.slice(-160)}`);
+          ok();
+        });
+        res.on('error', (e) => { if (opened) open--; fail(e.message); ok(); });
       });
-      req.on('error', () => { failed++; ok(); });
+      req.on('error', (e) => { fail(e.message); ok(); });
       req.end(payload);
     });
     const all: Promise<void>[] = [];
@@ -150,7 +158,7 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
     await Promise.all(all);
     agent.destroy();
     const s = await t.stats?.();
-    return { failed, peakOpen, ...(s ? { rssMb: s.rssMb, loopDelayP99Ms: s.loopDelayP99Ms } : {}) };
+    return { failed, peakOpen, ...(failed ? { failures } : {}), ...(s ? { rssMb: s.rssMb, loopDelayP99Ms: s.loopDelayP99Ms } : {}) };
   };
 }
 
