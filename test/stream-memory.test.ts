@@ -4,7 +4,8 @@
 // or the body it sent upstream. Measured here as the heap and buffer memory
 // that 16 open streams with a 1 MB prompt each hold after a full GC. undici
 // keeps its own copy of the body it sent until the exchange ends (about 1 MB a
-// stream); the gateway kept four more before.
+// stream); a chat stream kept four more before, a native Responses stream three
+// more besides its input items, which it stores when it ends.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -27,21 +28,43 @@ const MB = 1024 * 1024;
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-m', object: 'chat.completion.chunk', created: 1, model: 'big-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
-/** Answers every stream with one chunk, then holds it open until released. */
+const response = (status: string, output: object[]) => ({
+  id: 'resp_held', object: 'response', created_at: 1, model: 'big-model', status, output,
+  ...(status === 'completed' ? { usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } } : {}),
+});
+const event = (type: string, fields: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+const DONE_MESSAGE = { type: 'message', id: 'msg_held', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done', annotations: [] }] };
+
+/** Each stream's first event, and its end once released: chat chunks, or typed Responses events. */
+const WIRE = {
+  chat: {
+    first: chunk({ role: 'assistant', content: 'first' }),
+    last: chunk({}, 'stop') + 'data: [DONE]\n\n',
+    done: 'data: [DONE]',
+  },
+  responses: {
+    first: event('response.created', { sequence_number: 0, response: response('in_progress', []) }),
+    last: event('response.completed', { sequence_number: 1, response: response('completed', [DONE_MESSAGE]) }),
+    done: 'response.completed',
+  },
+};
+
+/** Answers every stream with its first event, then holds it open until released. */
 async function holdingStreams() {
-  const held: ServerResponse[] = [];
+  const held: Array<{ res: ServerResponse; last: string }> = [];
   const server = createServer((req, res) => {
+    const wire = req.url?.endsWith('/responses') ? WIRE.responses : WIRE.chat;
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(chunk({ role: 'assistant', content: 'first' }));
-      held.push(res);
+      res.write(wire.first);
+      held.push({ res, last: wire.last });
     });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    release() { for (const res of held.splice(0)) res.end(chunk({}, 'stop') + 'data: [DONE]\n\n'); },
+    release() { for (const h of held.splice(0)) h.res.end(h.last); },
     close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
   };
 }
@@ -54,53 +77,78 @@ function heldBytes(): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
+const CASES = [
+  {
+    name: 'chat completions',
+    path: '/v1/chat/completions',
+    body: (content: string) => ({ model: 'big-model', stream: true, messages: [{ role: 'user', content }] }),
+    wire: WIRE.chat,
+    // undici's copy of the body sent is about 1 MB; each copy of the gateway's own would add another.
+    limit: 1.5 * MB,
+  },
+  {
+    name: 'native Responses',
+    path: '/v1/responses',
+    body: (content: string) => ({ model: 'nat-model', stream: true, store: false, input: content }),
+    wire: WIRE.responses,
+    // The input items stay until the stream ends (a stored response keeps them), and undici's copy.
+    limit: 2.5 * MB,
+  },
+];
+
 for (const http of HTTP_KINDS) {
   describe(`open streams over ${http}`, () => {
-    test(`hold no copy of their request: ${STREAMS} streams with a 1 MB prompt each`, async () => {
-      const up = await holdingStreams();
-      const gw = await startGateway({
-        http,
-        env: { [UPSTREAM_KEY_ENV]: 'sk-held' },
-        config: {
-          server: { body_limit_bytes: 4 * MB },
-          providers: { up: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: UPSTREAM_KEY_ENV } },
-          models: [{ id: 'big-model', provider: 'up', context_window: 2_000_000, pricing: { prompt: 1, completion: 2 } }],
-          organizations: [{ id: 'acme', models: ['big-model'] }],
-        },
-      });
-      const key = await gw.key();
-      const { hostname, port } = new URL(gw.url);
-      // A raw client: fetch would keep its own copy of each body for as long as the response runs.
-      const open = (content: string) => new Promise<IncomingMessage>((ok, fail) => {
-        const body = JSON.stringify({ model: 'big-model', stream: true, messages: [{ role: 'user', content }] });
-        const req = request({ host: hostname, port, path: '/v1/chat/completions', method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-          if (res.statusCode !== 200) return fail(new Error(`status ${res.statusCode}`));
-          res.once('data', () => ok(res));
+    for (const c of CASES) {
+      test(`${c.name}: hold no copy of their request, ${STREAMS} streams with a 1 MB prompt each`, async () => {
+        const up = await holdingStreams();
+        const gw = await startGateway({
+          http,
+          env: { [UPSTREAM_KEY_ENV]: 'sk-held' },
+          config: {
+            server: { body_limit_bytes: 4 * MB },
+            providers: {
+              up: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
+              nat: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
+            },
+            models: [
+              { id: 'big-model', provider: 'up', context_window: 2_000_000, pricing: { prompt: 1, completion: 2 } },
+              { id: 'nat-model', provider: 'nat', context_window: 2_000_000, pricing: { prompt: 1, completion: 2 } },
+            ],
+            organizations: [{ id: 'acme', models: ['big-model', 'nat-model'] }],
+          },
         });
-        req.on('error', fail);
-        req.end(body);
-      });
-      const finish = (res: IncomingMessage) => new Promise<string>((ok) => { let s = ''; res.setEncoding('utf8').on('data', (c: string) => { s += c; }).on('end', () => ok(s)); });
-      try {
-        // One stream first, run to its end: what the first request allocates for good is not the streams' cost.
-        const warm = await open('warm up');
-        up.release();
-        await finish(warm);
+        const key = await gw.key();
+        const { hostname, port } = new URL(gw.url);
+        // A raw client: fetch would keep its own copy of each body for as long as the response runs.
+        const open = (content: string) => new Promise<IncomingMessage>((ok, fail) => {
+          const req = request({ host: hostname, port, path: c.path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+            if (res.statusCode !== 200) return fail(new Error(`status ${res.statusCode}`));
+            res.once('data', () => ok(res));
+          });
+          req.on('error', fail);
+          req.end(JSON.stringify(c.body(content)));
+        });
+        const finish = (res: IncomingMessage) => new Promise<string>((ok) => { let s = ''; res.setEncoding('utf8').on('data', (d: string) => { s += d; }).on('end', () => ok(s)); });
+        try {
+          // One stream first, run to its end: what the first request allocates for good is not the streams' cost.
+          const warm = await open('warm up');
+          up.release();
+          await finish(warm);
 
-        const before = heldBytes();
-        // Each prompt its own string, as each caller's would be.
-        const responses = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(`${i} `.padEnd(PROMPT_BYTES, 'x'))));
-        const perStream = (heldBytes() - before) / STREAMS;
-        up.release();
-        const tails = await Promise.all(responses.map(finish));
-        assert.ok(tails.every((t) => t.includes('data: [DONE]')), 'every stream ends once released');
-        // undici's copy of the body sent is about 1 MB; each copy of the gateway's own would add another.
-        assert.ok(perStream < 1.5 * MB, `an open stream holds ${(perStream / MB).toFixed(2)} MB for a 1 MB prompt`);
-      } finally {
-        up.release();
-        await gw.close();
-        await up.close();
-      }
-    });
+          const before = heldBytes();
+          // Each prompt its own string, as each caller's would be.
+          const responses = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(`${i} `.padEnd(PROMPT_BYTES, 'x'))));
+          const perStream = (heldBytes() - before) / STREAMS;
+          up.release();
+          const tails = await Promise.all(responses.map(finish));
+          assert.ok(tails.every((t) => t.includes(c.wire.done)), 'every stream ends once released');
+          assert.ok(perStream < c.limit, `an open stream holds ${(perStream / MB).toFixed(2)} MB for a 1 MB prompt`);
+        } finally {
+          up.release();
+          await gw.close();
+          await up.close();
+        }
+      });
+    }
   });
 }

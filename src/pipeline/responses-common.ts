@@ -25,6 +25,19 @@ export interface Prepared {
   store: boolean;
 }
 
+/**
+ * Once an upstream has accepted a stream, the caller's text and the stored
+ * conversation it was built from are not read again: what the stream's end
+ * reads is the items it stores, the route and the switches. A stream holds
+ * its Prepared for minutes, so they are let go (chat-stream.ts says why this
+ * matters), and the body sent goes too unless the payload archive wants it.
+ */
+export function releaseRequest(svc: Services, p: Prepared, upstream: { sent: string }): void {
+  p.req.text = undefined;
+  p.chain = undefined;
+  if (svc.config.organizations.get(p.org)?.store_payloads !== true) upstream.sent = '';
+}
+
 export function storingAllowed(svc: Services, org: string, asked: boolean): boolean {
   return asked && svc.config.responses.store && (svc.config.organizations.get(org)?.responses?.store ?? true);
 }

@@ -15,13 +15,13 @@ import { withInnerMembers, withMembers } from '../providers/json-members.js';
 import type { NativeBody } from '../providers/openai-compatible/responses.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
-import { collectEvents, oneBatch, type StreamBatches } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { chainItems, loadChain } from './responses-conversation.js';
-import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
+import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { dispatchNative } from './dispatch.js';
@@ -93,8 +93,14 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
 const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
 const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
+/** As chat's (chat-stream.ts): the body built for the upstream, and the caller's text, are dropped once it accepted the stream. */
 async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<void> {
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
+  releaseRequest(svc, p, upstream);
+  return relayNative(svc, ctx, res, p, upstream);
+}
+
+async function relayNative(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome): Promise<void> {
   let batches: StreamBatches = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);

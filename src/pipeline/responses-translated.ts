@@ -22,7 +22,7 @@ import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { chainItems, loadChain, resolveReferences } from './responses-conversation.js';
-import { markStoring, saveResponse, type Prepared } from './responses-common.js';
+import { markStoring, releaseRequest, saveResponse, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 
@@ -64,7 +64,7 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
 /** As chat's (chat-stream.ts): the converted request, history and all, is dropped once the upstream accepted it. */
 async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest, promptTokens: number): Promise<void> {
   const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
-  if (svc.config.organizations.get(p.org)?.store_payloads !== true) upstream.sent = '';
+  releaseRequest(svc, p, upstream);
   return relayResponse(svc, ctx, res, p, upstream, promptTokens);
 }
 
