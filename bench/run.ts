@@ -20,6 +20,9 @@ const fmt = (n: number | undefined, d = 2) => (n === undefined || !Number.isFini
 
 async function main(): Promise<void> {
   const { targets, notes } = await startTargets({ threads: THREADS, baseline: process.env.BENCH_BASELINE });
+  // A run that fails part-way still stops its targets: the forked ones would follow their parent out,
+  // but nginx runs in the foreground of its own process and would be left serving.
+  process.once('exit', () => { for (const t of targets) t.stop(); });
   const can = new Map<string, Capabilities>();
   for (const t of targets) {
     const c = await verify(t);
