@@ -11,7 +11,7 @@ import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
 import { gatewayThreads } from './threads/thread-count.js';
 import { startThreaded } from './threads/threaded-gateway.js';
-import { semiSpaceFlag } from './threads/young-generation.js';
+import { applyGatewayFlags, semiSpaceFlag } from './threads/young-generation.js';
 
 const env = process.env;
 // An empty DATABASE_URL or REDIS_URL (`DATABASE_URL= sluice serve`) means unset, not a connection string.
@@ -60,6 +60,7 @@ program.command('serve')
     const front = http ?? config.server.http;
     const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
     const threads = gatewayThreads(config);
+    applyGatewayFlags();
     // A gateway in this process has the heap node was started with: the setting cannot reach it from here.
     if (threads === 1) {
       const flag = semiSpaceFlag();

@@ -70,7 +70,9 @@ test('under node\'s own --max-semi-space-size, a gateway thread still gets the s
 
 test('a gateway process gets the semi-space as node\'s flag, replacing one it inherited', async () => {
   const argv = processExecArgv(32, ['--max-semi-space-size=8', '--enable-source-maps']);
-  assert.deepEqual(argv, ['--enable-source-maps', '--max-semi-space-size=32']);
+  assert.deepEqual(argv, ['--enable-source-maps', '--no-allocation-site-pretenuring', '--max-semi-space-size=32']);
+  // Not repeated when the parent already had it.
+  assert.deepEqual(processExecArgv(16, argv), ['--enable-source-maps', '--no-allocation-site-pretenuring', '--max-semi-space-size=16']);
   assert.equal(await inProcess(argv), 64);
   assert.ok(await inProcess([]) < 64, 'node\'s default young generation is smaller');
 });
