@@ -42,8 +42,8 @@ export function yieldSemiSpaceToThreads(): void {
  * streams makes per-chunk sites look long-lived; from then on every chunk's
  * objects were born old and died there, until a mark-compact. Holding 5,000
  * streams, the old generation grew 2.4-2.7 MB a scavenge with pretenuring and
- * not at all without it; peak RSS 295-335 MB against 287-288, loop delay p99
- * 9.4-10.5 ms against 7.7-8.6, and CPU per JSON request or stream unchanged
+ * not at all without it; peak RSS 295-335 MB against 281-288, loop delay p99
+ * 9.4-10.5 ms against 7.7-9.6, and CPU per JSON request or stream unchanged
  * (2026-11-25, docs/operations.md). The logic-free proxy never promoted.
  */
 const GATEWAY_FLAGS = ['--no-allocation-site-pretenuring'];
