@@ -33,9 +33,14 @@ export class BodyCollector {
     return new Promise<Buffer>((ok, fail) => { this.waiter = { ok, fail }; });
   }
 
+  /** The body is whole or failed: held for the taker, or already handed over. */
+  private get settled(): boolean {
+    return this.outcome !== undefined || (this.taken && this.waiter === undefined);
+  }
+
   /** Returns false once the body is over the cap, so the caller can stop feeding it. */
   push(chunk: Buffer, isLast: boolean): boolean {
-    if (this.outcome || this.taken && !this.waiter) return false;
+    if (this.settled) return false;
     this.size += chunk.length;
     if (this.size > this.limit) { this.overflow(); return false; }
     if (chunk.length) this.parts.push(chunk);
@@ -48,7 +53,7 @@ export class BodyCollector {
   }
 
   fail(err: unknown): void {
-    if (this.outcome || this.taken && !this.waiter) return;
+    if (this.settled) return;
     this.parts = [];
     this.settle({ error: err });
   }

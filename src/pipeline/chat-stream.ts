@@ -30,8 +30,6 @@ export async function streamChat(
   chat: ChatRequest, route: Resolution, wantBlock: boolean, promptTokens: number,
 ): Promise<void> {
   const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
-  // The body sent is kept only for the payload archive.
-  if (svc.config.organizations.get(ctx.key!.organization_id)?.store_payloads !== true) upstream.sent = '';
   return relayChat(svc, ctx, res, upstream, route, wantBlock, promptTokens);
 }
 

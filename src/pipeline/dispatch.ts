@@ -69,12 +69,22 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
   return value;
 }
 
+/**
+ * An accepted stream may run for minutes, so the body it sent (a copy of the
+ * whole prompt) is kept only when the payload archive will store it.
+ */
+export function keepSentOnlyToArchive(svc: Services, org: string, stream: { sent: string }): void {
+  if (svc.config.organizations.get(org)?.store_payloads !== true) stream.sent = '';
+}
+
 /** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
 export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
-  const chain = chainOf(svc, ctx.key!.organization_id, route);
+  const org = ctx.key!.organization_id;
+  const chain = chainOf(svc, org, route);
   const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chatStream(t, req, s));
   route.entry = entry;
   value.headers = withLimitHeaders(ctx, value.headers);
+  keepSentOnlyToArchive(svc, org, value);
   return value;
 }
 

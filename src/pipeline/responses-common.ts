@@ -30,12 +30,11 @@ export interface Prepared {
  * conversation it was built from are not read again: what the stream's end
  * reads is the items it stores, the route and the switches. A stream holds
  * its Prepared for minutes, so they are let go (chat-stream.ts says why this
- * matters), and the body sent goes too unless the payload archive wants it.
+ * matters).
  */
-export function releaseRequest(svc: Services, p: Prepared, upstream: { sent: string }): void {
+export function releaseRequest(p: Prepared): void {
   p.req.text = undefined;
   p.chain = undefined;
-  if (svc.config.organizations.get(p.org)?.store_payloads !== true) upstream.sent = '';
 }
 
 export function storingAllowed(svc: Services, org: string, asked: boolean): boolean {

@@ -24,7 +24,7 @@ import { chainItems, loadChain } from './responses-conversation.js';
 import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
-import { dispatchNative } from './dispatch.js';
+import { dispatchNative, keepSentOnlyToArchive } from './dispatch.js';
 
 /** Items replayed to an upstream that never saw them: our ids mean nothing there, and reasoning carries nothing it can read. */
 const replayable = (items: Item[]): Item[] =>
@@ -96,7 +96,8 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 /** As chat's (chat-stream.ts): the body built for the upstream, and the caller's text, are dropped once it accepted the stream. */
 async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<void> {
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
-  releaseRequest(svc, p, upstream);
+  releaseRequest(p);
+  keepSentOnlyToArchive(svc, p.org, upstream);
   return relayNative(svc, ctx, res, p, upstream);
 }
 

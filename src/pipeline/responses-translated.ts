@@ -64,7 +64,7 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
 /** As chat's (chat-stream.ts): the converted request, history and all, is dropped once the upstream accepted it. */
 async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest, promptTokens: number): Promise<void> {
   const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
-  releaseRequest(svc, p, upstream);
+  releaseRequest(p);
   return relayResponse(svc, ctx, res, p, upstream, promptTokens);
 }
 

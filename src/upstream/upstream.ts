@@ -27,6 +27,7 @@ export type StreamBatches = AsyncIterable<StreamEvent[]> & { readonly drained?: 
 
 export interface StreamOutcome {
   events: StreamBatches;
+  /** The body as sent upstream, for the payload archive; '' once accepted when nothing archives it (dispatch.ts). */
   sent: string;
   headers: PassHeaders;
 }
