@@ -1,13 +1,8 @@
-// One undici Pool per upstream origin, created on first use and kept alive, so
-// that every call after the first reuses a warm connection.
-import { Pool } from 'undici';
+// The upstream connections of every origin, each origin's made on first use
+// and kept alive, so that every call after the first reuses a warm connection.
+import { OriginClients, type OriginOptions } from './origin-clients.js';
 
-export interface PoolOptions {
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-  /** Concurrent calls per origin; undefined for no cap. */
-  connections: number | undefined;
+export interface PoolOptions extends OriginOptions {
   /** Caps on what one upstream answer may hold in memory. */
   limits: ExchangeLimits;
 }
@@ -20,7 +15,7 @@ export interface ExchangeLimits {
 }
 
 export class UpstreamPools {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, OriginClients>();
 
   readonly limits: ExchangeLimits;
 
@@ -28,17 +23,10 @@ export class UpstreamPools {
     this.limits = opts.limits;
   }
 
-  get(origin: string): Pool {
+  get(origin: string): OriginClients {
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, {
-        connections: this.opts.connections ?? null,
-        connect: { timeout: this.opts.connectTimeoutMs },
-        headersTimeout: this.opts.headersTimeoutMs,
-        bodyTimeout: this.opts.bodyTimeoutMs,
-        keepAliveTimeout: 30_000,
-        pipelining: 1,
-      });
+      pool = new OriginClients(origin, this.opts);
       this.pools.set(origin, pool);
     }
     return pool;
@@ -49,14 +37,14 @@ export class UpstreamPools {
     let queued = 0;
     let connected = 0;
     for (const p of this.pools.values()) {
-      queued += p.stats.queued;
-      connected += p.stats.connected;
+      queued += p.queued;
+      connected += p.connected;
     }
     return { queued, connected };
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => {})));
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
     this.pools.clear();
   }
 }
