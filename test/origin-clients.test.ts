@@ -1,8 +1,9 @@
 // One origin's upstream connections, against a real HTTP server: calls reuse
 // the idle connection, concurrent calls each get their own, the cap queues
-// calls in order, a call that failed in any way frees its place (a leaked
-// place under a cap of one would hang every later call), connections the
-// upstream closes are forgotten, and close() waits for the calls in flight.
+// calls in order, a call that failed in any way (even one refused before it
+// was sent) frees its place (a leaked place under a cap of one would hang
+// every later call), connections the upstream closes are forgotten, and
+// close() waits for the calls in flight.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -14,11 +15,11 @@ import { eventually } from './helpers/resources.js';
 interface Answer { status: number; body: string }
 
 /** One call, settled with the answer or the error undici reported; `onController` gets the call's controller. */
-function call(pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void): Promise<Answer> {
+function call(pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((ok, fail) => {
     let status = 0;
     let body = '';
-    pool.dispatch({ path, method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain' } }, {
+    pool.dispatch({ path, method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain', ...headers } }, {
       onRequestStart(c) { onController?.(c); },
       onResponseStart(_c, s) { status = s; },
       onResponseData(_c, chunk) { body += chunk.toString(); },
@@ -122,6 +123,7 @@ describe('OriginClients', () => {
     await assert.rejects(aborted, /caller left/);
     held.splice(0);
     assert.equal((await call(pool, '/close')).body, 'closing');
+    await assert.rejects(call(pool, '/x', undefined, { 'x-bad': 'a\r\nb' }), /invalid x-bad header/i);
     assert.deepEqual(await call(pool, '/after'), { status: 200, body: 'ok /after' });
     assert.equal(pool.queued, 0);
     assert.equal(pool.clients, 1);
