@@ -33,20 +33,21 @@ interface Waiting { opts: Dispatcher.DispatchOptions; handler: Dispatcher.Dispat
 
 export class OriginClients {
   private readonly idle: Slot[] = [];
-  /** Calls past the cap, first come first served; `head` is the next one's index. */
-  private waiting: Waiting[] = [];
-  private head = 0;
-  /** Clients held, busy or idle. */
+  /** Calls past the cap, first come first served. */
+  private readonly waiting: Waiting[] = [];
   private size = 0;
-  /** Connections open now, counted from the clients' connect and disconnect events. */
-  connected = 0;
+  /** Counted from the clients' connect and disconnect events. */
+  private sockets = 0;
   private closing: Promise<void> | undefined;
   private onEmpty: (() => void) | undefined;
 
   constructor(private readonly origin: string, private readonly opts: OriginOptions) {}
 
   /** Calls waiting for a connection under the cap. */
-  get queued(): number { return this.waiting.length - this.head; }
+  get queued(): number { return this.waiting.length; }
+
+  /** Connections open now. */
+  get connected(): number { return this.sockets; }
 
   /** Clients held, busy or idle: at most one per call in flight, plus the idle connections kept alive. */
   get clients(): number { return this.size; }
@@ -71,9 +72,9 @@ export class OriginClients {
     // A client says it is free again with 'drain', after every call however it ended (answered,
     // failed, refused, aborted): undici's Pool relies on the same event.
     client.on('drain', () => this.release(slot));
-    client.on('connect', () => { slot.connected = true; this.connected++; });
+    client.on('connect', () => { slot.connected = true; this.sockets++; });
     client.on('disconnect', () => {
-      if (slot.connected) { slot.connected = false; this.connected--; }
+      if (slot.connected) { slot.connected = false; this.sockets--; }
       // The upstream (or the keep-alive timer) closed an idle connection: forget its client
       // rather than keep one per past burst of calls. A busy one says 'drain' after its call fails.
       if (slot.idleAt >= 0) this.drop(slot);
@@ -90,15 +91,8 @@ export class OriginClients {
   }
 
   private release(slot: Slot): void {
-    if (this.head < this.waiting.length) {
-      const next = this.waiting[this.head]!;
-      this.waiting[this.head++] = undefined as unknown as Waiting;
-      // Taken calls are cut off the front now and then, so a queue that never empties does not grow.
-      if (this.head === this.waiting.length) { this.waiting = []; this.head = 0; }
-      else if (this.head >= 1024 && this.head * 2 >= this.waiting.length) { this.waiting = this.waiting.slice(this.head); this.head = 0; }
-      this.run(slot, next.opts, next.handler);
-      return;
-    }
+    const next = this.waiting.shift();
+    if (next) return this.run(slot, next.opts, next.handler);
     // A call that failed with its connection (refused, cut, timed out) leaves a client with no
     // socket: opening a new one later costs the same, and keeping it costs memory.
     if (!slot.connected || this.closing) return this.drop(slot);
