@@ -92,6 +92,7 @@ async function main(): Promise<void> {
   const upstream = `http://127.0.0.1:${(await ready(mock)).port}`;
   const targets: Target[] = [
     { name: 'proxy', kind: 'proxy', servers: SERVERS },
+    { name: 'uws floor', kind: 'uws-floor', servers: SERVERS },
     { name: 'sluice', kind: 'sluice', servers: SERVERS },
     { name: 'no traces', kind: 'sluice-notrace', servers: SERVERS },
     { name: '2 threads', kind: 'sluice', servers: SERVERS, threads: 2 },

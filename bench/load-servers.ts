@@ -2,6 +2,7 @@
 // so its CPU time, RSS and event-loop delay can be read in isolation.
 //   mock           - a bare OpenAI-compatible upstream (JSON, 20-chunk streams, embeddings)
 //   proxy          - a logic-free node:http proxy to the mock, over an undici pool
+//   uws-floor      - a logic-free proxy on sluice's own stack (uWS, OriginClients)
 //   sluice         - the gateway, an organisation without policy, traces on
 //   sluice-policy  - the same with DLP, the prompt shield and buffered moderation
 //   sluice-notrace - no policy, the trace pipeline replaced by a no-op sink
@@ -23,6 +24,7 @@ import { buildConfig, loadConfig } from '../src/config/load-config.js';
 import { startThreaded } from '../src/threads/threaded-gateway.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createKey, ensureOrganizations } from '../src/store/api-keys-repo.js';
+import { uwsFloorProxy } from './uws-floor-proxy.js';
 
 export const STREAM_CHUNKS = 20;
 const MOCK_KEY = 'bench-upstream-key';
@@ -157,7 +159,12 @@ process.env.BENCH_UPSTREAM_KEY = MOCK_KEY;
 const [kind, upstream] = process.argv.slice(2);
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
-const ready = kind === 'mock' ? { port: await mock() } : kind === 'proxy' ? { port: await proxy(upstream!) } : await sluice(upstream!);
+const ready = kind === 'mock' ? { port: await mock() }
+  : kind === 'proxy' ? { port: await proxy(upstream!) }
+  : kind === 'uws-floor' ? { port: await uwsFloorProxy(upstream!, MOCK_KEY) }
+  : await sluice(upstream!);
+// The servers without state to flush leave with their parent; sluice closes gracefully (above).
+if (!kind!.startsWith('sluice')) process.once('disconnect', () => process.exit(0));
 let peakRss = 0;
 setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()); }, 100).unref();
 process.on('message', (msg: any) => {

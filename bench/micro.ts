@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 // Not micro-benchmarks: the load bench and its parts, and this runner.
-const NOT_MICRO = new Set(['run.js', 'micro.js', 'load-servers.js', 'targets.js', 'scenarios.js', 'nginx.js', 'svg-chart.js']);
+const NOT_MICRO = new Set(['run.js', 'micro.js', 'load-servers.js', 'targets.js', 'scenarios.js', 'nginx.js', 'svg-chart.js', 'uws-floor-proxy.js']);
 const only = process.argv[2];
 let failed = 0;
 for (const f of readdirSync(here).filter((f) => f.endsWith('.js') && !NOT_MICRO.has(f)).sort()) {

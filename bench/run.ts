@@ -1,15 +1,16 @@
 // npm run bench: one command, one table, one run. Every target (the bare
-// mock, nginx when installed, a logic-free node:http proxy, sluice with and
-// without policy, sluice on N threads, and optionally an earlier build) goes
-// through every scenario in the same run, and the table gives ratios against
-// the mock and the proxy: absolute numbers on shared cores are noise, ratios
+// mock, nginx when installed, a logic-free node:http proxy, the uws floor, a
+// logic-free proxy on sluice's own stack, sluice with and without policy,
+// sluice on N threads, and optionally an earlier build) goes through every
+// scenario in the same run, and the table gives ratios against the mock, the
+// proxy and the floor: absolute numbers on shared cores are noise, ratios
 // taken side by side are not. Results also go to bench-results/ as JSON and as
 // an SVG chart of latency percentiles.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { latencyChart } from './svg-chart.js';
 import { scenarios, verify, type Capabilities, type Measure } from './scenarios.js';
-import { startTargets } from './targets.js';
+import { FLOOR, startTargets } from './targets.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLOW = Number(process.env.BENCH_SLOW_STREAMS ?? 5000);
@@ -40,13 +41,14 @@ async function main(): Promise<void> {
     for (const t of targets) row[t.name] = can.get(t.name)![sc.needs] ? await sc.run(t) : {};
     const mock = row.mock!;
     const proxy = row.proxy!;
+    const floor = row[FLOOR] ?? {};
     console.log(`\n${sc.name}`);
-    console.log('  target          RPS      p50ms  p99ms  CPUµs/req  RPS/mock  RPS/proxy  CPU/proxy  TTFB+ms  RSS MB  loop p99 ms  failed  peak open');
+    console.log('  target          RPS      p50ms  p99ms  CPUµs/req  RPS/mock  RPS/proxy  CPU/proxy  CPU/floor  TTFB+ms  RSS MB  loop p99 ms  failed  peak open');
     for (const t of targets) {
       const m = row[t.name]!;
       results.push({ scenario: sc.name, target: t.name, ...m });
       const ttfbAdded = m.ttfbP50 === undefined ? undefined : m.ttfbP50 - mock.ttfbP50!;
-      console.log(`  ${t.name.padEnd(14)}  ${fmt(m.rps, 0).padStart(7)}  ${fmt(m.p50).padStart(5)}  ${fmt(m.p99).padStart(5)}  ${fmt(m.cpuUs, 1).padStart(9)}  ${fmt(m.rps && mock.rps ? m.rps / mock.rps : undefined).padStart(8)}  ${fmt(m.rps && proxy.rps ? m.rps / proxy.rps : undefined).padStart(9)}  ${fmt(m.cpuUs && proxy.cpuUs ? m.cpuUs / proxy.cpuUs : undefined).padStart(9)}  ${fmt(ttfbAdded, 3).padStart(7)}  ${fmt(m.rssMb, 0).padStart(6)}  ${fmt(m.loopDelayP99Ms, 1).padStart(11)}  ${String(m.failed ?? '-').padStart(6)}  ${String(m.peakOpen ?? '-').padStart(9)}`);
+      console.log(`  ${t.name.padEnd(14)}  ${fmt(m.rps, 0).padStart(7)}  ${fmt(m.p50).padStart(5)}  ${fmt(m.p99).padStart(5)}  ${fmt(m.cpuUs, 1).padStart(9)}  ${fmt(m.rps && mock.rps ? m.rps / mock.rps : undefined).padStart(8)}  ${fmt(m.rps && proxy.rps ? m.rps / proxy.rps : undefined).padStart(9)}  ${fmt(m.cpuUs && proxy.cpuUs ? m.cpuUs / proxy.cpuUs : undefined).padStart(9)}  ${fmt(m.cpuUs && floor.cpuUs ? m.cpuUs / floor.cpuUs : undefined).padStart(9)}  ${fmt(ttfbAdded, 3).padStart(7)}  ${fmt(m.rssMb, 0).padStart(6)}  ${fmt(m.loopDelayP99Ms, 1).padStart(11)}  ${String(m.failed ?? '-').padStart(6)}  ${String(m.peakOpen ?? '-').padStart(9)}`);
     }
     for (const t of targets) for (const [why, n] of Object.entries(row[t.name]!.failures ?? {})) console.log(`  ${t.name} failed ${n}: ${why}`);
   }

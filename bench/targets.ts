@@ -1,6 +1,7 @@
 // The servers `npm run bench` compares, each in its own process: the bare
 // mock (the limit), nginx (the C floor, when installed), a logic-free
-// node:http proxy, and sluice in several configurations.
+// node:http proxy, a logic-free proxy on sluice's own stack (the uws floor),
+// and sluice in several configurations.
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,9 @@ const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
  * The logic-free proxy gets the same heap, so that its ratio prices logic, not GC settings.
  */
 const NODE_ARGS = processExecArgv(buildConfig({}).server.semi_space_mb, []);
+
+/** The target that runs sluice's stack (uWS in front, undici behind) with no logic between. */
+export const FLOOR = 'uws floor';
 
 export interface ProcessStats { rssMb: number; loopDelayP99Ms: number }
 
@@ -78,6 +82,12 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
     notes.push('nginx is not installed (apt-get install nginx-light): its row is left out.');
   }
   targets.push(await child('proxy', 'proxy', mock.url));
+  // sluice's own stack with no logic: where uWS has no binary there is no such floor to compare.
+  try {
+    targets.push(await child(FLOOR, 'uws-floor', mock.url));
+  } catch (err) {
+    notes.push(`the uws floor did not start (${(err as Error).message}): its row is left out.`);
+  }
   targets.push(await child('sluice', 'sluice', mock.url, { SLUICE_THREADS: '1' }));
   targets.push(await child('sluice+policy', 'sluice-policy', mock.url, { SLUICE_THREADS: '1' }));
   if (opts.threads > 1) {
