@@ -15,11 +15,21 @@ import { TracePipeline } from '../src/traces/pipeline.js';
 import { writeBatch } from '../src/traces/pg-writer.js';
 import { PartitionKeeper } from '../src/traces/partitions.js';
 import type { TraceRecord } from '../src/domain.js';
+import { newRequestId } from '../src/pipeline/request-context.js';
+import { randomUUID } from 'node:crypto';
 
 const ROWS = Number(process.env.TRACE_BENCH_ROWS ?? 300_000);
 
-function traces(org: string, n: number): TraceRecord[] {
-  return Array.from({ length: n }, (_, i) => sampleTrace({ organization_id: org, request_id: `req_${org}_${i}`, latency_ms: i % 900 }));
+/**
+ * Request ids as the gateway makes them (time-ordered), or random ones, as it
+ * made them until 2026-11-26: the primary key leads with the id, so which
+ * kind it is decides where in the index each row lands.
+ */
+type Ids = 'gateway' | 'random';
+
+function traces(org: string, n: number, ids: Ids = 'gateway'): TraceRecord[] {
+  const id = ids === 'gateway' ? newRequestId : () => `req_${randomUUID().replaceAll('-', '')}`;
+  return Array.from({ length: n }, (_, i) => sampleTrace({ organization_id: org, request_id: id(), latency_ms: i % 900 }));
 }
 
 async function enqueueCost(pool: pg.Pool, dataDir: string): Promise<void> {
@@ -39,15 +49,15 @@ async function enqueueCost(pool: pg.Pool, dataDir: string): Promise<void> {
 }
 
 /** One COPY at a time, no pipeline: the direct path against the replay path. */
-async function rawCopy(pool: pg.Pool, org: string, batchSize: number, idempotent: boolean): Promise<void> {
-  const rows = traces(org, ROWS);
+async function rawCopy(pool: pg.Pool, org: string, batchSize: number, idempotent: boolean, ids: Ids = 'gateway'): Promise<void> {
+  const rows = traces(org, ROWS, ids);
   const parts = new PartitionKeeper();
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += batchSize) await writeBatch(pool, parts, rows.slice(i, i + batchSize), idempotent);
   const ms = performance.now() - t0;
   const c = await countRows(pool, 'organization_id = $1', [org]);
   check(c.rows === ROWS && c.distinct === ROWS, `${org}: ${c.rows} rows`);
-  console.log(`copy ${idempotent ? 'staging+ON CONFLICT' : 'direct             '} batch ${String(batchSize).padStart(5)}: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`);
+  console.log(`copy ${idempotent ? 'staging+ON CONFLICT' : 'direct             '} batch ${String(batchSize).padStart(5)}, ${ids.padEnd(7)} ids: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en')} rows/s`);
 }
 
 async function endToEnd(pool: pg.Pool, dataDir: string, org: string, batchSize: number): Promise<void> {
@@ -75,6 +85,8 @@ try {
   // The schema as the gateway runs it: every migration, the usage rollups' trigger included.
   await migrate(pool);
   await enqueueCost(pool, dataDir);
+  // Random ids first, into the empty table; the gateway's then go into a larger one, which if anything favours random.
+  await rawCopy(pool, 'org_random', 1000, false, 'random');
   await rawCopy(pool, 'org_direct', 1000, false);
   await rawCopy(pool, 'org_staged', 1000, true);
   // Repeated: on a shared machine one run says little.

@@ -6,9 +6,19 @@ import type { TraceRecord } from '../domain.js';
 import type { KeyRecord } from '../store/api-keys-repo.js';
 import type { Admission } from '../limits/gate.js';
 
-/** Hex UUID without dashes: unique without coordination between instances. */
+/**
+ * `req_` and a UUIDv7 in hex without dashes: unique without coordination
+ * between instances (74 random bits), and ordered by its millisecond. Traces
+ * are keyed by request id, and a random id sent each row to a random leaf of
+ * the primary-key index; time-ordered ids append at its right edge. Postgres
+ * then spent 14.9-15.2 µs of CPU per trace instead of 17.2-17.7, and COPY
+ * into a table growing to 2 million rows ran at 59.7k rows/s instead of 47.2k,
+ * falling as the index grew (bench/trace-writer.ts). Built from randomUUID's
+ * pooled random bytes: the uuid package's v7 took 2.2 µs an id, this 0.6.
+ */
 export function newRequestId(): string {
-  return `req_${randomUUID().replaceAll('-', '')}`;
+  const u = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: V carries the RFC 9562 variant
+  return `req_${Date.now().toString(16).padStart(12, '0')}7${u.slice(15, 18)}${u.slice(19, 23)}${u.slice(24)}`;
 }
 
 export class RequestContext {

@@ -4,6 +4,9 @@ import type { ConfigInput } from '../../src/config/schema.js';
 
 export const UPSTREAM_KEY_ENV = 'SLUICE_TEST_UPSTREAM_KEY';
 
+/** A request id: req_, then a UUIDv7 in hex (48 bits of Unix milliseconds, version 7, 12 random bits, the variant 10xx, 62 random bits). */
+export const REQUEST_ID = /^req_([0-9a-f]{12})7[0-9a-f]{3}[89ab][0-9a-f]{15}$/;
+
 export function oneUpstreamConfig(upstreamUrl: string, extra: Partial<ConfigInput> = {}): ConfigInput {
   return {
     auth: { cache_ttl_ms: 500, last_used_flush_ms: 200 },

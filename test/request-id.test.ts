@@ -1,0 +1,31 @@
+// Request ids are UUIDv7s: unique, and ordered by the millisecond they were
+// made in, so that trace rows (keyed by them) append to the primary-key index.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newRequestId } from '../src/pipeline/request-context.js';
+import { REQUEST_ID } from './helpers/fixtures.js';
+
+test('a request id is req_ and a UUIDv7 of the moment it was made', () => {
+  const before = Date.now();
+  const id = newRequestId();
+  const after = Date.now();
+  const m = REQUEST_ID.exec(id);
+  assert.ok(m, id);
+  const ms = parseInt(m[1]!, 16);
+  assert.ok(ms >= before && ms <= after, `${ms} outside ${before}..${after}`);
+});
+
+test('ids made in a later millisecond sort after every earlier one', async () => {
+  const first = Array.from({ length: 500 }, newRequestId);
+  await sleep(3);
+  const second = Array.from({ length: 500 }, newRequestId);
+  const lastOfFirst = first.reduce((a, b) => (a > b ? a : b));
+  for (const id of second) assert.ok(id > lastOfFirst, `${id} sorts before ${lastOfFirst}`);
+});
+
+test('ids do not repeat, even many within one millisecond', () => {
+  const n = 200_000;
+  const ids = new Set(Array.from({ length: n }, newRequestId));
+  assert.equal(ids.size, n);
+});
