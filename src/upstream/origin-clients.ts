@@ -9,7 +9,12 @@
 // from a stack at any count (bench/dispatch-open-calls.ts). Here a call takes the most
 // recently idle client (its socket the warmest and the least likely to have
 // been closed by the upstream), or opens one, in constant time.
-import { Client, type Dispatcher } from 'undici';
+//
+// Every client of an origin connects through one connector, as a Pool's do:
+// the connector holds the TLS session cache, so a new connection to an HTTPS
+// upstream resumes a session instead of a full handshake, and no connection
+// carries a connector (and its cache) of its own.
+import { buildConnector, Client, type Dispatcher } from 'undici';
 
 export interface OriginOptions {
   connectTimeoutMs: number;
@@ -41,7 +46,11 @@ export class OriginClients {
   private closing: Promise<void> | undefined;
   private onEmpty: (() => void) | undefined;
 
-  constructor(private readonly origin: string, private readonly opts: OriginOptions) {}
+  private readonly connector: buildConnector.connector;
+
+  constructor(private readonly origin: string, private readonly opts: OriginOptions) {
+    this.connector = buildConnector({ timeout: opts.connectTimeoutMs });
+  }
 
   /** Calls waiting for a connection under the cap. */
   get queued(): number { return this.waiting.length; }
@@ -61,7 +70,7 @@ export class OriginClients {
   private open(): Slot | undefined {
     if (this.opts.connections !== undefined && this.size >= this.opts.connections) return undefined;
     const client = new Client(this.origin, {
-      connect: { timeout: this.opts.connectTimeoutMs },
+      connect: this.connector,
       headersTimeout: this.opts.headersTimeoutMs,
       bodyTimeout: this.opts.bodyTimeoutMs,
       keepAliveTimeout: KEEP_ALIVE_MS,
