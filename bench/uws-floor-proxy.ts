@@ -13,6 +13,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { loadUws } from '../src/http/uws-server.js';
 import { OriginClients } from '../src/upstream/origin-clients.js';
 
+/** One buffer of `parts`, copied only when there is more than one. */
+const joined = (parts: Buffer[]): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+
 export async function uwsFloorProxy(upstream: string, upstreamKey: string): Promise<number> {
   const uws = loadUws();
   if (!uws) throw new Error('uWebSockets.js has no binary for this platform: the uws floor cannot run.');
@@ -41,7 +44,7 @@ export async function uwsFloorProxy(upstream: string, upstreamKey: string): Prom
       const flush = () => {
         flushing = false;
         if (finished || !out.length) return;
-        const batch = out.length === 1 ? out[0]! : Buffer.concat(out);
+        const batch = joined(out);
         out = [];
         res.cork(() => { writeHead(); res.write(batch); });
       };
@@ -55,7 +58,7 @@ export async function uwsFloorProxy(upstream: string, upstreamKey: string): Prom
         onResponseEnd() {
           if (finished) return;
           finished = true;
-          const rest = out.length === 1 ? out[0]! : Buffer.concat(out);
+          const rest = joined(out);
           out = [];
           res.cork(() => { writeHead(); res.end(rest); });
         },
@@ -66,7 +69,7 @@ export async function uwsFloorProxy(upstream: string, upstreamKey: string): Prom
         },
       };
       clients.dispatch({
-        path, method: 'POST', body: parts.length === 1 ? parts[0]! : Buffer.concat(parts),
+        path, method: 'POST', body: joined(parts),
         headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamKey}` },
       }, handler);
     });

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { OriginClients } from '../src/upstream/origin-clients.js';
+import { call } from './helpers/origin-call.js';
 
 // The certificate is the test's own and self-signed; the connector checks it against the
 // system's authorities, so verification is off for this test process only.
@@ -42,26 +43,13 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function call(pool: OriginClients): Promise<string> {
-  return new Promise((ok, fail) => {
-    let body = '';
-    pool.dispatch({ path: '/', method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain' } }, {
-      // undici takes a handler without onRequestStart for one of its older form, and never calls the rest.
-      onRequestStart() {},
-      onResponseData(_c, chunk) { body += chunk.toString(); },
-      onResponseEnd() { ok(body); },
-      onResponseError(_c, err) { fail(err); },
-    });
-  });
-}
-
 test('a second connection to an HTTPS origin resumes the first one\'s TLS session', async () => {
   const pool = new OriginClients(origin, { connectTimeoutMs: 2_000, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, connections: undefined });
   try {
-    assert.equal(await call(pool), 'ok');
+    assert.equal((await call(pool, '/')).body, 'ok');
     // undici frees the connection a loop turn after the answer; the next two calls then take it and open a second.
     await new Promise((ok) => setImmediate(ok));
-    assert.deepEqual(await Promise.all([call(pool), call(pool)]), ['ok', 'ok']);
+    assert.deepEqual((await Promise.all([call(pool, '/'), call(pool, '/')])).map((a) => a.body), ['ok', 'ok']);
     assert.equal(pool.clients, 2, 'two connections');
     assert.deepEqual(resumed, [false, true], 'the first connection handshakes in full; the second resumes its session');
   } finally {

@@ -11,23 +11,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { OriginClients, type OriginOptions } from '../src/upstream/origin-clients.js';
 import { eventually } from './helpers/resources.js';
-
-interface Answer { status: number; body: string }
-
-/** One call, settled with the answer or the error undici reported; `onController` gets the call's controller. */
-function call(pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((ok, fail) => {
-    let status = 0;
-    let body = '';
-    pool.dispatch({ path, method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain', ...headers } }, {
-      onRequestStart(c) { onController?.(c); },
-      onResponseStart(_c, s) { status = s; },
-      onResponseData(_c, chunk) { body += chunk.toString(); },
-      onResponseEnd() { ok({ status, body }); },
-      onResponseError(_c, err) { fail(err); },
-    });
-  });
-}
+import { call } from './helpers/origin-call.js';
 
 /**
  * undici frees a connection one check phase after its answer ended (it waits a loop turn

@@ -1,0 +1,22 @@
+// One call through an origin's connections (src/upstream/origin-clients.ts), with
+// undici's handler API as the gateway drives it, for the tests of that class.
+import type { Dispatcher } from 'undici';
+import type { OriginClients } from '../../src/upstream/origin-clients.js';
+
+export interface Answer { status: number; body: string }
+
+/** One call, settled with the answer or the error undici reported; `onController` gets the call's controller. */
+export function call(pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((ok, fail) => {
+    let status = 0;
+    let body = '';
+    pool.dispatch({ path, method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain', ...headers } }, {
+      onRequestStart(c) { onController?.(c); },
+      onResponseStart(_c, s) { status = s; },
+      onResponseData(_c, chunk) { body += chunk.toString(); },
+      onResponseEnd() { ok({ status, body }); },
+      onResponseError(_c, err) { fail(err); },
+    });
+  });
+}
+
