@@ -30,27 +30,56 @@ export interface PoolPolicy {
   config: OrgPolicyConfig;
 }
 
-/** One set of threads per size, for the life of the process. */
-const shared = new Map<number, Piscina<PolicyTask, PolicyReply>>();
+interface Threads {
+  piscina: Piscina<PolicyTask, PolicyReply>;
+  /** Every thread has loaded the worker module (or exited). */
+  loaded: Promise<void>;
+}
 
-function threadsOf(size: number): Piscina<PolicyTask, PolicyReply> {
-  let piscina = shared.get(size);
-  if (piscina === undefined) {
-    piscina = new Piscina({
+/** One set of threads per size, for the life of the process. */
+const shared = new Map<number, Threads>();
+
+/**
+ * The message a Piscina thread posts once its module has loaded. A process
+ * that exits while a thread is still instantiating that ES module aborts in
+ * Node 20 ("v8::Module::IsGraphAsync must be used on an instantiated module"),
+ * as a SIGTERM during start-up did; so closing waits for it.
+ */
+const PISCINA_READY = '_WORKER_READY';
+
+/** Closing waits at most this for the threads to load: a Piscina that stopped saying so must not hang shutdown. */
+const LOAD_WAIT_MS = 5_000;
+
+function whenLoaded(piscina: Piscina<PolicyTask, PolicyReply>): Promise<void> {
+  return Promise.all(piscina.threads.map((w) => new Promise<void>((ok) => {
+    const onMessage = (m: unknown) => { if ((m as Record<string, unknown> | null)?.[PISCINA_READY] === true) done(); };
+    const done = () => { w.off('message', onMessage); w.off('exit', done); ok(); };
+    w.on('message', onMessage);
+    w.once('exit', done);
+  }))).then(() => undefined);
+}
+
+function threadsOf(size: number): Threads {
+  let threads = shared.get(size);
+  if (threads === undefined) {
+    const piscina = new Piscina<PolicyTask, PolicyReply>({
       // Compiled layout: this file and the worker sit side by side in dist/src/workers.
       filename: new URL('./policy.worker.js', import.meta.url).href,
       minThreads: size,
       maxThreads: size,
     });
-    shared.set(size, piscina);
+    // Piscina starts its minimum of threads in its constructor, before any of them can have loaded.
+    threads = { piscina, loaded: whenLoaded(piscina) };
+    shared.set(size, threads);
   }
-  return piscina;
+  return threads;
 }
 
 const failure = (message: string): PolicyFailure => ({ ok: false, code: 'policy_failed', message });
 
 export class PolicyPool {
   readonly #piscina: Piscina<PolicyTask, PolicyReply>;
+  readonly #loaded: Promise<void>;
   readonly #timeoutMs: number;
   readonly #maxQueue: number;
   /** The version each organisation's config was last attached at; later tasks go without it. */
@@ -59,7 +88,7 @@ export class PolicyPool {
   #closed = false;
 
   constructor(opts: PolicyPoolOptions) {
-    this.#piscina = threadsOf(opts.threads);
+    ({ piscina: this.#piscina, loaded: this.#loaded } = threadsOf(opts.threads));
     this.#timeoutMs = opts.taskTimeoutMs;
     this.#maxQueue = opts.maxQueue;
   }
@@ -111,9 +140,15 @@ export class PolicyPool {
     return !this.#closed && this.#piscina.threads.length > 0 && this.#inFlight < this.#maxQueue;
   }
 
-  /** Stops this engine's use of the threads; they stay for other engines (see the top of this file). */
-  close(): Promise<void> {
+  /**
+   * Stops this engine's use of the threads; they stay for other engines (see
+   * the top of this file). Resolves once they have loaded, so that the
+   * process may exit (see PISCINA_READY).
+   */
+  async close(): Promise<void> {
     this.#closed = true;
-    return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#loaded, new Promise<void>((ok) => { timer = setTimeout(ok, LOAD_WAIT_MS); })]);
+    clearTimeout(timer);
   }
 }
