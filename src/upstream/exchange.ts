@@ -9,6 +9,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
+import { dispatchBody } from './one-shot-body.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
@@ -65,7 +66,8 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   protected abstract get holdsBody(): boolean;
 
   start(pools: UpstreamPools, up: UpstreamRequest): void {
-    pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers: up.headers, body: up.body }, this);
+    const { body, headers } = dispatchBody(up);
+    pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers, body }, this);
   }
 
   onRequestStart(controller: Controller): void {
