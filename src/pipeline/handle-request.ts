@@ -45,6 +45,9 @@ function match(parts: string[], path: string[]): string[] | undefined {
   return parts.flatMap((p, i) => (p.startsWith(':') ? [path[i]!] : []));
 }
 
+/** What finish() is given when the handler returned rather than threw. */
+const SUCCEEDED = Symbol('succeeded');
+
 export interface LifecycleHooks {
   /** False once draining: new requests on kept-alive connections are turned away. */
   accepting(): boolean;
@@ -87,27 +90,20 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     }
   }
 
-  return (req, res) => {
-    hooks.begin();
-    let found: ReturnType<typeof find>;
-    try {
-      found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
-    } catch (err) {
-      found = toGatewayError(err);
+  /**
+   * The one place a thrown error becomes a reply; `err` is SUCCEEDED when the
+   * handler returned. The request is settled (metrics, trace, the drain count)
+   * even when its error reply failed.
+   */
+  function finish(found: ReturnType<typeof find>, ctx: RequestContext, res: GatewayResponse, err: unknown): void {
+    if (err !== SUCCEEDED) {
+      try {
+        replyFailure(ctx, res, err);
+      } catch (bug) {
+        replyPathFailed(ctx, bug);
+      }
     }
-    const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
-    const run = start(found, ctx, req, res);
-    run.catch((err) => {
-      // Whether a stream was under way must be read before the error reply itself starts the response.
-      const midStream = res.started;
-      const e = sendError(res, err, ctx.requestId);
-      if (e.code === 'unauthorized') svc.metrics.authFailures.inc();
-      if (e.code === 'upstream_error' || e.code === 'upstream_timeout') svc.metrics.upstreamErrors.inc({ provider: ctx.trace.provider ?? 'unknown' });
-      if (e.code === 'gateway_error') svc.log.error({ err: (e.cause ?? e) as Error, request_id: ctx.requestId }, 'unhandled error');
-      if (!midStream || !ctx.trace.status_code) ctx.trace.status_code = res.aborted && !midStream ? 499 : e.status;
-      ctx.trace.error_code ??= res.aborted ? 'client_closed' : e.code;
-      if (midStream) ctx.trace.stream_aborted = true;
-    }).finally(() => {
+    try {
       // A handler that returned without replying is a bug; the caller still gets an answer rather than a hung socket.
       if (!res.started && !res.aborted) ctx.trace.status_code = sendError(res, new GatewayError('gateway_error', 'No response was produced.'), ctx.requestId).status;
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
@@ -117,10 +113,41 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
         const trace = ctx.toTrace();
         if (trace) svc.traces.record(trace);
       }
+    } catch (bug) {
+      replyPathFailed(ctx, bug);
+    } finally {
       hooks.end();
-    }).catch((err: unknown) => {
-      // Only a bug in the reply path itself lands here; it must not become an unhandled rejection that ends the process.
-      svc.log.error({ err, request_id: ctx.requestId }, 'reply path failed');
-    });
+    }
+  }
+
+  /** Only a bug in the reply path itself lands here; it must not become an unhandled rejection that ends the process. */
+  function replyPathFailed(ctx: RequestContext, bug: unknown): void {
+    svc.log.error({ err: bug, request_id: ctx.requestId }, 'reply path failed');
+  }
+
+  function replyFailure(ctx: RequestContext, res: GatewayResponse, err: unknown): void {
+    // Whether a stream was under way must be read before the error reply itself starts the response.
+    const midStream = res.started;
+    const e = sendError(res, err, ctx.requestId);
+    if (e.code === 'unauthorized') svc.metrics.authFailures.inc();
+    if (e.code === 'upstream_error' || e.code === 'upstream_timeout') svc.metrics.upstreamErrors.inc({ provider: ctx.trace.provider ?? 'unknown' });
+    if (e.code === 'gateway_error') svc.log.error({ err: (e.cause ?? e) as Error, request_id: ctx.requestId }, 'unhandled error');
+    if (!midStream || !ctx.trace.status_code) ctx.trace.status_code = res.aborted && !midStream ? 499 : e.status;
+    ctx.trace.error_code ??= res.aborted ? 'client_closed' : e.code;
+    if (midStream) ctx.trace.stream_aborted = true;
+  }
+
+  return (req, res) => {
+    hooks.begin();
+    let found: ReturnType<typeof find>;
+    try {
+      found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
+    } catch (err) {
+      found = toGatewayError(err);
+    }
+    const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
+    // One reaction, where a catch, a finally and a catch were three promises and five closures
+    // per request, held for as long as a stream runs, and microtask turns more at its end.
+    start(found, ctx, req, res).then(() => finish(found, ctx, res, SUCCEEDED), (err: unknown) => finish(found, ctx, res, err));
   };
 }
