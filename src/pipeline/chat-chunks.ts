@@ -8,17 +8,22 @@ import type { ChatChunk, PlainHead, Usage } from '../domain.js';
 export class ChunkWriter {
   private readonly id: string;
   private readonly model: string;
-  private readonly head: string;
+  /** Built on first use: a stream of unparsed upstream chunks needs it at most once, for its tail. */
+  private headText: string | undefined;
   /** The upstream's last id/model and their JSON keys: one stream repeats the same values, so they are built once. */
   private seenId: unknown;
   private seenModel: unknown;
   private idKey = '';
   private modelKey = '';
 
-  constructor(private readonly idValue: string, private readonly modelValue: string, created: number) {
+  constructor(private readonly idValue: string, private readonly modelValue: string, private readonly created: number) {
     this.id = JSON.stringify(idValue);
     this.model = JSON.stringify(modelValue);
-    this.head = `{"id":${this.id},"object":"chat.completion.chunk","created":${created},"model":${this.model}`;
+  }
+
+  private get head(): string {
+    this.headText ??= `{"id":${this.id},"object":"chat.completion.chunk","created":${this.created},"model":${this.model}`;
+    return this.headText;
   }
 
   /** One `data:` line for `chunk`; `raw` is the upstream's text of it, when unchanged. */

@@ -169,6 +169,9 @@ function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefin
   return false;
 }
 
+/** A stream's `ready` once settled. */
+const SETTLED = { resolve() {}, reject() {} };
+
 /**
  * Upstream bytes queued beyond this (about one socket read) pause the upstream
  * socket until the caller catches up. Bytes, not batches: every chunked-encoding
@@ -234,6 +237,8 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   protected accepted(): void {
     this.isAccepted = true;
     this.ready.resolve();
+    // Settled once: its resolvers would otherwise stay for as long as the stream runs.
+    this.ready = SETTLED;
   }
 
   protected data(chunk: Buffer): void {
@@ -263,7 +268,11 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   }
 
   protected fail(err: GatewayError): void {
-    if (!this.isAccepted) return this.ready.reject(err);
+    if (!this.isAccepted) {
+      this.ready.reject(err);
+      this.ready = SETTLED;
+      return;
+    }
     // The caller left and the call went with it: the stream just ends, so the pipeline records
     // client_closed; an error event would blame the provider, and nobody is left to read it.
     if (!this.signal.aborted) this.push({ type: 'error', message: err.message });
