@@ -16,7 +16,7 @@ import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
-import { dispatchChat } from './dispatch.js';
+import { archivesPayloads, dispatchChat } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
 
 export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
@@ -68,6 +68,6 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (wantBlock) own.gateway = gatewayBlock(ctx);
   Object.assign(completion, own);
   const reply = (text !== undefined ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
-  if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
+  if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
 }

@@ -15,7 +15,7 @@ import { gatewayBlock } from './gateway-block.js';
 import type { RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
 import type { Services } from './services.js';
-import { dispatchStream } from './dispatch.js';
+import { archivesPayloads, dispatchStream } from './dispatch.js';
 
 /**
  * A stream can run for minutes, and its request may be megabytes of
@@ -49,7 +49,7 @@ async function relayChat(
     batches = oneBatch(all);
   }
   const moderator = mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined;
-  const storePayload = svc.config.organizations.get(org)?.store_payloads === true;
+  const storePayload = archivesPayloads(svc, org);
   // Nobody reads the text: chunks are forwarded as the upstream wrote them, unparsed where the translator allows.
   const skim = mode === 'off' && !storePayload;
   const writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));

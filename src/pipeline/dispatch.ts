@@ -60,9 +60,15 @@ function withLimitHeaders(ctx: RequestContext, upstream: PassHeaders): PassHeade
   return ctx.admission ? rateHeaders(ctx.admission, upstream) : upstream;
 }
 
+/** Whether the organisation's traces archive payloads, and so need the body sent upstream. */
+export function archivesPayloads(svc: Services, org: string): boolean {
+  return svc.config.organizations.get(org)?.store_payloads === true;
+}
+
 export async function dispatchChat(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
-  const chain = chainOf(svc, ctx.key!.organization_id, route);
-  const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chat(t, req, s));
+  const org = ctx.key!.organization_id;
+  const keepSent = archivesPayloads(svc, org);
+  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chat(t, req, s, keepSent));
   route.entry = entry;
   // The outcome is this request's own: set in place, since a spread copy of it takes V8's slow path.
   value.headers = withLimitHeaders(ctx, value.headers);
@@ -74,7 +80,7 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
  * whole prompt) is kept only when the payload archive will store it.
  */
 export function keepSentOnlyToArchive(svc: Services, org: string, stream: { sent: string }): void {
-  if (svc.config.organizations.get(org)?.store_payloads !== true) stream.sent = '';
+  if (!archivesPayloads(svc, org)) stream.sent = '';
 }
 
 /** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
@@ -90,7 +96,8 @@ export async function dispatchStream(svc: Services, ctx: RequestContext, route: 
 
 /** Embeddings are never routed, so they have no fallbacks; retries and the circuit still apply. */
 export async function dispatchEmbeddings(svc: Services, ctx: RequestContext, entry: ModelEntry, req: EmbeddingsRequest, signal: ClientSignal) {
-  const { value } = await run(svc, ctx, [entry], signal, (t, s) => svc.upstream.embeddings(t, req, s));
+  const keepSent = archivesPayloads(svc, ctx.key!.organization_id);
+  const { value } = await run(svc, ctx, [entry], signal, (t, s) => svc.upstream.embeddings(t, req, s, keepSent));
   return { ...value, headers: withLimitHeaders(ctx, []) };
 }
 

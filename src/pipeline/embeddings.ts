@@ -14,7 +14,7 @@ import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { authenticate, catalogueFor, headerIsTrue, type Services } from './services.js';
-import { dispatchEmbeddings } from './dispatch.js';
+import { archivesPayloads, dispatchEmbeddings } from './dispatch.js';
 import { admitRequest } from './limits-stage.js';
 
 function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEntry {
@@ -58,6 +58,6 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
   const body = `{"object":"list","data":${embeddingDataJson(result.vectors, emb.encoding_format)},${rest.slice(1)}`;
-  if (svc.config.organizations.get(org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
+  if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
   sendJson(res, 200, body, ctx.requestId, headers);
 }

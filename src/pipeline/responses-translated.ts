@@ -14,7 +14,7 @@ import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
 import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
 import { estimatePromptTokens } from '../routing/token-estimate.js';
-import { dispatchChat, dispatchStream } from './dispatch.js';
+import { archivesPayloads, dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
@@ -55,7 +55,7 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
   const { shell, ids } = shellFor(ctx, p);
   const response = completeResponse(shell, completion, usage, ids);
   if (p.wantBlock) response.gateway = gatewayBlock(ctx);
-  if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(sent), response };
+  if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(sent), response };
   await markStoring(svc, p, response);
   sendJson(res, 200, JSON.stringify(response), ctx.requestId, headers);
   saveResponse(svc, ctx, p, response, false);
@@ -119,6 +119,6 @@ async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayRes
   await markStoring(svc, p, shell);
   out.end(writer.end(usage, extra));
   const response = writer.response;
-  if (svc.config.organizations.get(p.org)?.store_payloads) ctx.trace.payload = { request: JSON.parse(upstream.sent), response };
+  if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(upstream.sent), response };
   saveResponse(svc, ctx, p, response, false);
 }

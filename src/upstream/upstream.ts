@@ -84,15 +84,25 @@ export class Upstream {
     return a;
   }
 
-  async chat(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
-    if (target.kind === 'mock') return { completion: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }), headers: [] };
+  /**
+   * `keepSent`: whether the outcome carries the body sent (for the payload
+   * archive). These JSON calls are not async functions: a suspended async
+   * frame keeps its registers, `up` among them, for as long as the call
+   * waits, which was a copy of the whole prompt more per waiting call. Here
+   * `up` dies when the call has been dispatched (a retry builds it again).
+   * A throw before the dispatch still reaches the caller's await.
+   */
+  chat(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal, keepSent: boolean): Promise<ChatOutcome> {
+    if (target.kind === 'mock') return Promise.resolve({ completion: mockChat(req), sent: JSON.stringify({ model: target.model, messages: req.messages }), headers: [] });
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    const answer = await requestJson(this.pools, adapter, up, signal);
-    const outcome: ChatOutcome = { completion: adapter.chatResponse(answer.body), sent: up.body, headers: answer.headers };
-    // An adapter that returns the parsed body itself (OpenAI-compatible) lets the reply be made from its text.
-    if (outcome.completion === answer.body) outcome.text = answer.text;
-    return outcome;
+    const sent = keepSent ? up.body : '';
+    return requestJson(this.pools, adapter, up, signal).then((answer) => {
+      const outcome: ChatOutcome = { completion: adapter.chatResponse(answer.body), sent, headers: answer.headers };
+      // An adapter that returns the parsed body itself (OpenAI-compatible) lets the reply be made from its text.
+      if (outcome.completion === answer.body) outcome.text = answer.text;
+      return outcome;
+    });
   }
 
   /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
@@ -104,11 +114,11 @@ export class Upstream {
     return { events, sent: up.body, headers };
   }
 
-  /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text. */
-  async responses(target: UpstreamTarget, body: NativeBody, signal: ClientSignal): Promise<{ body: unknown; text: string; sent: string; headers: PassHeaders }> {
+  /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text; not async, as chat() is not. */
+  responses(target: UpstreamTarget, body: NativeBody, signal: ClientSignal, keepSent: boolean): Promise<{ body: unknown; text: string; sent: string; headers: PassHeaders }> {
     const up = responsesRequest(target, body, false);
-    const answer = await requestJson(this.pools, openaiResponses, up, signal);
-    return { body: answer.body, text: answer.text, sent: up.body, headers: answer.headers };
+    const sent = keepSent ? up.body : '';
+    return requestJson(this.pools, openaiResponses, up, signal).then((answer) => ({ body: answer.body, text: answer.text, sent, headers: answer.headers }));
   }
 
   /** A native Responses API stream: `event` StreamEvents, as the upstream sent them. */
@@ -118,15 +128,18 @@ export class Upstream {
     return { events, sent: up.body, headers };
   }
 
-  async embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal): Promise<{ result: EmbeddingsResult; sent: string }> {
-    if (target.kind === 'mock') return { result: mockEmbeddings(req), sent: JSON.stringify({ model: target.model, input: req.input }) };
+  /** Not async, as chat() is not. */
+  embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal, keepSent: boolean): Promise<{ result: EmbeddingsResult; sent: string }> {
+    if (target.kind === 'mock') return Promise.resolve({ result: mockEmbeddings(req), sent: JSON.stringify({ model: target.model, input: req.input }) });
     const adapter = this.adapter(target);
     if (!adapter.embeddingsRequest || !adapter.embeddingsResponse) {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
     }
     const up = adapter.embeddingsRequest(target, req);
+    const sent = keepSent ? up.body : '';
     // An adapter that reads the answer off its text (embeddingsText) returns the result from the parse itself.
-    const { body } = await requestJson(this.pools, adapter, up, signal, adapter.embeddingsText);
-    return { result: adapter.embeddingsText ? body as EmbeddingsResult : adapter.embeddingsResponse(body), sent: up.body };
+    return requestJson(this.pools, adapter, up, signal, adapter.embeddingsText).then(({ body }) => ({
+      result: adapter.embeddingsText ? body as EmbeddingsResult : adapter.embeddingsResponse!(body), sent,
+    }));
   }
 }
