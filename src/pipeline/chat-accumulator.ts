@@ -6,7 +6,8 @@
 import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, Usage } from '../domain.js';
 
 export class StreamAccumulator {
-  private readonly choices = new Map<number, Choice>();
+  /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
+  private choices: Map<number, Choice> | undefined;
   /** Output characters of skimmed chunks, for a usage estimate should the upstream never report usage. */
   private skimmedChars = 0;
   /** The last usage the upstream reported (OpenAI sends it once, on the final chunk). */
@@ -31,11 +32,12 @@ export class StreamAccumulator {
 
   add(chunk: ChatChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
+    const choices = (this.choices ??= new Map());
     for (const c of chunk.choices) {
-      let choice = this.choices.get(c.index);
+      let choice = choices.get(c.index);
       if (!choice) {
         choice = { index: c.index, message: { role: 'assistant', content: null }, finish_reason: null };
-        this.choices.set(c.index, choice);
+        choices.set(c.index, choice);
       }
       const d = c.delta;
       if (d) {
@@ -52,7 +54,7 @@ export class StreamAccumulator {
   }
 
   get completion(): ChatCompletion {
-    const choices = [...this.choices.values()].sort((a, b) => a.index - b.index);
+    const choices = this.choices ? [...this.choices.values()].sort((a, b) => a.index - b.index) : [];
     return this.usage ? { choices, usage: this.usage } : { choices };
   }
 }

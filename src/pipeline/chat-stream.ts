@@ -33,6 +33,21 @@ export async function streamChat(
   return relayChat(svc, ctx, res, upstream, route, wantBlock, promptTokens);
 }
 
+/**
+ * Ends a stream under way with an error event. Module functions, not closures
+ * in relayChat: a closure and its context per stream, held while it runs.
+ */
+function cut(ctx: RequestContext, out: SseOut, code: 'upstream_error' | 'content_blocked', message: string): void {
+  out.abort(code, sseErrorEvent(code, message, ctx.requestId));
+}
+
+function block(ctx: RequestContext, res: GatewayResponse, out: SseOut, category: string): void {
+  const message = `The output was blocked by moderation (${category}).`;
+  // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
+  if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
+  cut(ctx, out, 'content_blocked', message);
+}
+
 async function relayChat(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
   upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number,
@@ -54,25 +69,18 @@ async function relayChat(
   const skim = mode === 'off' && !storePayload;
   const writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
   const out = new SseOut(res, ctx, upstream.headers);
-  const cut = (code: 'upstream_error' | 'content_blocked', message: string) => out.abort(code, sseErrorEvent(code, message, ctx.requestId));
-  const block = (category: string) => {
-    const message = `The output was blocked by moderation (${category}).`;
-    // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
-    if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
-    return cut('content_blocked', message);
-  };
 
   for await (const batch of batches) {
     for (const ev of batch) {
       if (ev.type === 'error') {
         if (!out.started) throw new GatewayError('upstream_error', ev.message);
-        return cut('upstream_error', ev.message);
+        return cut(ctx, out, 'upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;
       // Chunked moderation reads an unparsed chunk's content off its text where it can (pushPlain).
       const plain = moderator && ev.plain && !storePayload ? moderator.pushPlain(ev.raw!, ev.plain.prefix.length) : undefined;
       if (plain) {
-        if (plain.blocked) return block(plain.category);
+        if (plain.blocked) return block(ctx, res, out, plain.category);
         acc.skim(ev, plain.seen);
         const raw = plain.raw;
         if (raw !== undefined) out.add(writer.plainLine({ raw, plain: ev.plain, get chunk() { return JSON.parse(raw) as ChatChunk; } }), plain.shown);
@@ -89,7 +97,7 @@ async function relayChat(
       let raw = ev.raw;
       if (moderator) {
         const cleared = moderator.push(chunk);
-        if (cleared.blocked) return block(cleared.category);
+        if (cleared.blocked) return block(ctx, res, out, cleared.category);
         chunk = cleared.chunk;
         if (cleared.changed) raw = undefined;
       }
