@@ -72,7 +72,8 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
 export class Deadline extends ClientSignal {
   expired = false;
   private readonly at: number;
-  private readonly timer: NodeJS.Timeout;
+  /** Dropped once done: an accepted stream keeps its deadline (the signal it ends by) for its whole life, not its spent timer. */
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly ms: number, caller: ClientSignal) {
     super();
@@ -91,7 +92,10 @@ export class Deadline extends ClientSignal {
     return new GatewayError('upstream_timeout', `No upstream answered within the request's deadline of ${this.ms} ms (retries and fallbacks included).`);
   }
 
-  done(): void { clearTimeout(this.timer); }
+  done(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
 }
 
 export interface AttemptHooks {
