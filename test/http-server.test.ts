@@ -1,4 +1,5 @@
-// The front-end contract on both servers: body cap, keep-alive, unknown paths.
+// The front-end contract on both servers: body cap, keep-alive, unknown paths;
+// draining, its deadline, and a request that ends even when settling it fails.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, Agent } from 'node:http';
@@ -148,3 +149,33 @@ for (const http of HTTP_KINDS) {
     });
   });
 }
+
+describe('a request whose settling fails', () => {
+  test('still counts as ended: the drain does not wait out the grace for it, and the failure is logged', { timeout: 30_000 }, async () => {
+    const logged: string[] = [];
+    const { createLogger } = await import('../src/logger.js');
+    const gw = await startGateway({
+      config: { server: { shutdown_grace_ms: 10_000 }, organizations: [{ id: 'acme', models: ['mock-echo'] }] },
+      logger: createLogger('error', { write: (line: string) => { logged.push(line); } }),
+    });
+    try {
+      const key = await gw.key('acme');
+      // The trace is recorded while the request settles: a sink that throws there is a bug in the reply path.
+      gw.traces.record = () => { throw new Error('sink broke'); };
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(logged.some((l) => l.includes('reply path failed') && l.includes('sink broke')), 'the failure is logged');
+      const t0 = performance.now();
+      await gw.app.close();
+      const took = performance.now() - t0;
+      assert.ok(took < 5_000, `close() waited ${took.toFixed(0)} ms for a request that had ended`);
+    } finally {
+      await gw.db.drop();
+    }
+  });
+});
