@@ -60,7 +60,7 @@ function withLimitHeaders(ctx: RequestContext, upstream: PassHeaders): PassHeade
   return ctx.admission ? rateHeaders(ctx.admission, upstream) : upstream;
 }
 
-/** Whether the organisation's traces archive payloads, and so need the body sent upstream. */
+/** Whether the organisation's traces archive payloads, and so need the body sent upstream: otherwise no call keeps it. */
 export function archivesPayloads(svc: Services, org: string): boolean {
   return svc.config.organizations.get(org)?.store_payloads === true;
 }
@@ -75,22 +75,13 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
   return value;
 }
 
-/**
- * An accepted stream may run for minutes, so the body it sent (a copy of the
- * whole prompt) is kept only when the payload archive will store it.
- */
-export function keepSentOnlyToArchive(svc: Services, org: string, stream: { sent: string }): void {
-  if (!archivesPayloads(svc, org)) stream.sent = '';
-}
-
 /** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
 export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
   const org = ctx.key!.organization_id;
-  const chain = chainOf(svc, org, route);
-  const { value, entry } = await run(svc, ctx, chain, signal, (t, s) => svc.upstream.chatStream(t, req, s));
+  const keepSent = archivesPayloads(svc, org);
+  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chatStream(t, req, s, keepSent));
   route.entry = entry;
   value.headers = withLimitHeaders(ctx, value.headers);
-  keepSentOnlyToArchive(svc, org, value);
   return value;
 }
 

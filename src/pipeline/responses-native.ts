@@ -24,7 +24,7 @@ import { chainItems, loadChain } from './responses-conversation.js';
 import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
-import { archivesPayloads, dispatchNative, keepSentOnlyToArchive } from './dispatch.js';
+import { archivesPayloads, dispatchNative } from './dispatch.js';
 
 /** Items replayed to an upstream that never saw them: our ids mean nothing there, and reasoning carries nothing it can read. */
 const replayable = (items: Item[]): Item[] =>
@@ -78,13 +78,14 @@ function settle(ctx: RequestContext, p: Prepared, response: Json): Json {
 export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
   const body = await upstreamBody(svc, p);
   if (p.req.stream) return nativeStream(svc, ctx, res, p, body);
-  const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responses(t, body, s, archivesPayloads(svc, p.org)));
+  const keepSent = archivesPayloads(svc, p.org);
+  const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responses(t, body, s, keepSent));
   const response = answer.body;
   if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
   if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
   const own = settle(ctx, p, response);
   ctx.trace.status_code = 200;
-  if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
+  if (keepSent) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
   await markStoring(svc, p, response);
   sendJson(res, 200, withMembers(answer.text, own) ?? JSON.stringify(response), ctx.requestId, answer.headers);
   saveResponse(svc, ctx, p, response as ResponseObject, true);
@@ -95,9 +96,9 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
 /** As chat's (chat-stream.ts): the body built for the upstream, and the caller's text, are dropped once it accepted the stream. */
 async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<void> {
-  const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s));
+  const keepSent = archivesPayloads(svc, p.org);
+  const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s, keepSent));
   releaseRequest(p);
-  keepSentOnlyToArchive(svc, p.org, upstream);
   return relayNative(svc, ctx, res, p, upstream);
 }
 

@@ -105,13 +105,19 @@ export class Upstream {
     });
   }
 
-  /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-  async chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
-    if (target.kind === 'mock') return { events: oneBatch(mockStream(req)), sent: JSON.stringify({ model: target.model, messages: req.messages, stream: true }), headers: [] };
+  /**
+   * Resolves once the upstream accepted the call; an error status rejects
+   * before any byte reaches the caller. `keepSent` as for chat(): an accepted
+   * stream may run for minutes, and the body sent is a copy of its prompt.
+   */
+  chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal, keepSent: boolean): Promise<StreamOutcome> {
+    if (target.kind === 'mock') {
+      return Promise.resolve({ events: oneBatch(mockStream(req)), sent: keepSent ? JSON.stringify({ model: target.model, messages: req.messages, stream: true }) : '', headers: [] });
+    }
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
-    const { events, headers } = await requestStream(this.pools, adapter, up, signal);
-    return { events, sent: up.body, headers };
+    const sent = keepSent ? up.body : '';
+    return requestStream(this.pools, adapter, up, signal).then(({ events, headers }) => ({ events, sent, headers }));
   }
 
   /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text; not async, as chat() is not. */
@@ -121,11 +127,11 @@ export class Upstream {
     return requestJson(this.pools, openaiResponses, up, signal).then((answer) => ({ body: answer.body, text: answer.text, sent, headers: answer.headers }));
   }
 
-  /** A native Responses API stream: `event` StreamEvents, as the upstream sent them. */
-  async responsesStream(target: UpstreamTarget, body: NativeBody, signal: ClientSignal): Promise<StreamOutcome> {
+  /** A native Responses API stream: `event` StreamEvents, as the upstream sent them; `keepSent` as for chat(). */
+  responsesStream(target: UpstreamTarget, body: NativeBody, signal: ClientSignal, keepSent: boolean): Promise<StreamOutcome> {
     const up = responsesRequest(target, body, true);
-    const { events, headers } = await requestStream(this.pools, openaiResponses, up, signal);
-    return { events, sent: up.body, headers };
+    const sent = keepSent ? up.body : '';
+    return requestStream(this.pools, openaiResponses, up, signal).then(({ events, headers }) => ({ events, sent, headers }));
   }
 
   /** Not async, as chat() is not. */
