@@ -2,11 +2,12 @@
 // go out with the first one, so a failure before it is still a JSON error.
 // Buffered moderation collects the whole output first and replays it; chunked
 // moderation releases only what its windows have cleared.
-import type { ChatChunk, ChatRequest } from '../domain.js';
+import type { ChatChunk, ChatRequest, StreamEvent } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
+import type { StreamOutcome } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult } from '../upstream/stream-batches.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -33,89 +34,117 @@ export async function streamChat(
   return relayChat(svc, ctx, res, upstream, route, wantBlock, promptTokens);
 }
 
-/**
- * Ends a stream under way with an error event. Module functions, not closures
- * in relayChat: a closure and its context per stream, held while it runs.
- */
-function cut(ctx: RequestContext, out: SseOut, code: 'upstream_error' | 'content_blocked', message: string): void {
-  out.abort(code, sseErrorEvent(code, message, ctx.requestId));
-}
-
-function block(ctx: RequestContext, res: GatewayResponse, out: SseOut, category: string): void {
-  const message = `The output was blocked by moderation (${category}).`;
-  // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
-  if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
-  cut(ctx, out, 'content_blocked', message);
-}
-
-async function relayChat(
+function relayChat(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
   upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number,
 ): Promise<void> {
   const org = ctx.key!.organization_id;
-  const acc = new StreamAccumulator();
-  let batches: StreamBatches = upstream.events;
   const mode = svc.policy?.outputMode(org) ?? 'off';
-  if (mode === 'buffered') {
-    // The spec: the stream starts after moderation, not token by token.
-    const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
-    for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
-    await moderateChoices(svc, org, acc.completion);
-    batches = oneBatch(all);
-  }
-  const moderator = mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined;
-  const storePayload = archivesPayloads(svc, org);
-  // Nobody reads the text: chunks are forwarded as the upstream wrote them, unparsed where the translator allows.
-  const skim = mode === 'off' && !storePayload;
-  const writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
-  const out = new SseOut(res, ctx, upstream.headers);
+  if (mode === 'buffered') return relayBuffered(svc, ctx, res, upstream, route, wantBlock, promptTokens, org);
+  const relay = new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, new StreamAccumulator(), mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined);
+  return upstream.events.pump(relay).then((ended) => { if (ended) relay.finish(); });
+}
 
-  for await (const batch of batches) {
+/** The spec: the stream starts after moderation, not token by token. */
+async function relayBuffered(
+  svc: Services, ctx: RequestContext, res: GatewayResponse,
+  upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number, org: string,
+): Promise<void> {
+  const acc = new StreamAccumulator();
+  const all = await collectEvents(upstream.events, svc.config.upstream.max_response_bytes);
+  for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
+  await moderateChoices(svc, org, acc.completion);
+  const relay = new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, acc, undefined, true);
+  if (await oneBatch(all).pump(relay)) relay.finish();
+}
+
+/**
+ * Relays a stream's batches as they arrive, called by the exchange (push):
+ * a stream waiting on its model holds this object and no promise, so the
+ * thousands of them a gateway holds cost no garbage per chunk.
+ */
+class ChatRelay implements BatchSink {
+  private readonly storePayload: boolean;
+  /** Nobody reads the text: chunks are forwarded as the upstream wrote them, unparsed where the translator allows. */
+  private readonly skim: boolean;
+  private readonly writer: ChunkWriter;
+  private readonly out: SseOut;
+
+  constructor(
+    svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
+    private readonly upstream: StreamOutcome, private readonly route: Resolution, private readonly wantBlock: boolean,
+    private readonly promptTokens: number, private readonly acc: StreamAccumulator,
+    private readonly moderator: ChunkedOutput | undefined, private readonly buffered = false,
+  ) {
+    this.storePayload = archivesPayloads(svc, ctx.key!.organization_id);
+    this.skim = !buffered && !moderator && !this.storePayload;
+    this.writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
+    this.out = new SseOut(res, ctx, upstream.headers);
+  }
+
+  batch(batch: StreamEvent[], last: boolean): SinkResult {
+    const { out, writer, acc, moderator, storePayload } = this;
     for (const ev of batch) {
       if (ev.type === 'error') {
         if (!out.started) throw new GatewayError('upstream_error', ev.message);
-        return cut(ctx, out, 'upstream_error', ev.message);
+        return this.cut('upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;
       // Chunked moderation reads an unparsed chunk's content off its text where it can (pushPlain).
       const plain = moderator && ev.plain && !storePayload ? moderator.pushPlain(ev.raw!, ev.plain.prefix.length) : undefined;
       if (plain) {
-        if (plain.blocked) return block(ctx, res, out, plain.category);
+        if (plain.blocked) return this.block(plain.category);
         acc.skim(ev, plain.seen);
         const raw = plain.raw;
         if (raw !== undefined) out.add(writer.plainLine({ raw, plain: ev.plain, get chunk() { return JSON.parse(raw) as ChatChunk; } }), plain.shown);
         continue;
       }
-      if (skim) {
+      if (this.skim) {
         const bytes = ev.plain ? ev.outputBytes ?? 0 : disclosedBytes(ev.chunk);
         acc.skim(ev, bytes);
         if (ev.plain) { out.add(writer.plainLine(ev), bytes); continue; }
-      } else if (mode !== 'buffered') {
+      } else if (!this.buffered) {
         acc.add(ev.chunk);
       }
       let chunk: ChatChunk | undefined = ev.chunk;
       let raw = ev.raw;
       if (moderator) {
         const cleared = moderator.push(chunk);
-        if (cleared.blocked) return block(ctx, res, out, cleared.category);
+        if (cleared.blocked) return this.block(cleared.category);
         chunk = cleared.chunk;
         if (cleared.changed) raw = undefined;
       }
       if (chunk) out.add(writer.line(chunk, raw), disclosedBytes(chunk));
     }
     // Under chunked moderation the stream commits to 200 only with the first cleared output,
-    // so a block before any is still a plain JSON error. The upstream's last batch is not
-    // flushed on its own: it leaves with the stream's end, one socket write instead of two.
-    if ((!moderator || out.hasOutput) && !batches.drained) await out.flush();
-    if (res.aborted) return out.clientLeft();
+    // so a block before any is still a plain JSON error.
+    return out.endBatch(last || (!!moderator && !out.hasOutput));
   }
-  if (res.aborted) return out.clientLeft();
-  const usage = acc.usage ?? estimateUsage(promptTokens, acc.outputChars);
-  recordUsage(ctx, route, usage);
-  ctx.trace.status_code = 200;
-  if (storePayload) ctx.trace.payload = { request: JSON.parse(upstream.sent), response: { ...acc.completion, usage } };
-  // The upstream's own usage chunk already went out as the final chunk; only an estimate needs one of its own.
-  if (!acc.usage) out.add(writer.tail(usage), 0);
-  if (wantBlock) out.add(writer.tail(usage, gatewayBlock(ctx)), 0);
-  out.end(DONE);
+
+  /** Ends a stream under way with an error event. */
+  private cut(code: 'upstream_error' | 'content_blocked', message: string): typeof STOP {
+    this.out.abort(code, sseErrorEvent(code, message, this.ctx.requestId));
+    return STOP;
+  }
+
+  private block(category: string): typeof STOP {
+    const message = `The output was blocked by moderation (${category}).`;
+    // No cleared output yet, sent or pending: the stream has not begun, so this is still a JSON error.
+    if (!this.res.started && !this.out.hasOutput) throw new GatewayError('content_blocked', message);
+    return this.cut('content_blocked', message);
+  }
+
+  /** The upstream ended and every batch went out. */
+  finish(): void {
+    const { ctx, out, writer, acc } = this;
+    if (this.res.aborted) return out.clientLeft();
+    const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);
+    recordUsage(ctx, this.route, usage);
+    ctx.trace.status_code = 200;
+    if (this.storePayload) ctx.trace.payload = { request: JSON.parse(this.upstream.sent), response: { ...acc.completion, usage } };
+    // The upstream's own usage chunk already went out as the final chunk; only an estimate needs one of its own.
+    if (!acc.usage) out.add(writer.tail(usage), 0);
+    if (this.wantBlock) out.add(writer.tail(usage, gatewayBlock(ctx)), 0);
+    out.end(DONE);
+  }
 }

@@ -15,7 +15,9 @@ import { withInnerMembers, withMembers } from '../providers/json-members.js';
 import type { NativeBody } from '../providers/openai-compatible/responses.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
-import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
+import type { StreamOutcome } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult } from '../upstream/stream-batches.js';
+import type { StreamEvent } from '../domain.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
@@ -103,56 +105,84 @@ async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResp
 }
 
 async function relayNative(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome): Promise<void> {
-  let batches: StreamBatches = upstream.events;
+  let batches = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     await moderateTexts(svc, p.org, streamedTexts(all));
     batches = oneBatch(all);
   }
-  const out = new SseOut(res, ctx, upstream.headers);
-  let seq = 0;
-  let final: Json | undefined;
-  const failEvents = (code: string, message: string) => {
-    const ev = (type: string, fields: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++seq, ...fields })}\n\n`;
-    return ev('response.failed', { response: { ...(final ?? {}), status: 'failed', error: { code, message } } })
-      + ev('error', { code, message, param: null, error: { code, message, type: 'gateway_error' }, request_id: ctx.requestId });
-  };
-  for await (const batch of batches) {
-    for (const ev of batch) {
+  const relay = new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers));
+  if (await batches.pump(relay)) relay.finish(upstream.sent);
+}
+
+/** The upstream's typed events as it sent them, `model` written into those carrying the response (pushed: stream-batches.ts). */
+class NativeRelay implements BatchSink {
+  private seq = 0;
+  private final: Json | undefined;
+  /** The terminal event whose pending marker has landed (markStoring). */
+  private marked: StreamEvent | undefined;
+
+  constructor(
+    private readonly svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
+    private readonly p: Prepared, private readonly out: SseOut,
+  ) {}
+
+  batch(events: StreamEvent[], last: boolean): SinkResult {
+    return this.relay(events, 0, last);
+  }
+
+  /** From `from` on: a terminal event waits for its pending marker, then the batch resumes at it. */
+  private relay(events: StreamEvent[], from: number, last: boolean): SinkResult {
+    const { ctx, res, out, p } = this;
+    for (let i = from; i < events.length; i++) {
+      const ev = events[i]!;
       if (ev.type === 'error') {
         if (!res.started && !out.started) throw new GatewayError('upstream_error', ev.message);
-        return out.abort('upstream_error', failEvents('upstream_error', ev.message));
+        out.abort('upstream_error', this.failEvents('upstream_error', ev.message));
+        return STOP;
       }
       if (ev.type !== 'event') continue;
       const d = ev.data;
-      if (typeof d.sequence_number === 'number') seq = d.sequence_number;
+      if (typeof d.sequence_number === 'number') this.seq = d.sequence_number;
       let raw = ev.raw;
       if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
-        final = d.response;
         let own: Json = { model: p.route.entry.id };
         if (TERMINAL.has(ev.name)) {
           // The caller may chain as soon as it reads this event, before the stream ends.
-          await markStoring(svc, p, d.response);
+          if (this.marked !== ev) {
+            this.marked = ev;
+            return markStoring(this.svc, p, d.response).then(() => this.relay(events, i, last));
+          }
           own = settle(ctx, p, d.response);
         } else {
           d.response.model = own.model;
         }
+        this.final = d.response;
         raw = (raw === undefined ? undefined : withInnerMembers(raw, 'response', own)) ?? JSON.stringify(d);
       }
       const bytes = typeof d.delta === 'string' && (ev.name === 'response.output_text.delta' || ev.name === 'response.function_call_arguments.delta') ? Buffer.byteLength(d.delta) : 0;
       out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);
       if (ev.name === 'error' || ev.name === 'response.failed') { ctx.trace.stream_aborted = true; ctx.trace.error_code = 'upstream_error'; }
     }
-    // The last batch leaves with the stream's end below: one socket write instead of two.
-    if (!batches.drained) await out.flush();
-    if (res.aborted) return out.clientLeft();
+    return out.endBatch(last);
   }
-  // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).
-  if (res.aborted) return out.clientLeft();
-  ctx.trace.status_code = 200;
-  out.end();
-  if (final && (final.status === 'completed' || final.status === 'incomplete')) {
-    if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(upstream.sent), response: final };
-    saveResponse(svc, ctx, p, final as ResponseObject, true);
+
+  private failEvents(code: string, message: string): string {
+    const ev = (type: string, fields: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++this.seq, ...fields })}\n\n`;
+    return ev('response.failed', { response: { ...(this.final ?? {}), status: 'failed', error: { code, message } } })
+      + ev('error', { code, message, param: null, error: { code, message, type: 'gateway_error' }, request_id: this.ctx.requestId });
+  }
+
+  /** The upstream ended and every event went out; `sent` is the body sent, for the payload archive. */
+  finish(sent: string): void {
+    const { svc, ctx, p, out, final } = this;
+    // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).
+    if (this.res.aborted) return out.clientLeft();
+    ctx.trace.status_code = 200;
+    out.end();
+    if (final && (final.status === 'completed' || final.status === 'incomplete')) {
+      if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(sent), response: final };
+      saveResponse(svc, ctx, p, final as ResponseObject, true);
+    }
   }
 }

@@ -4,7 +4,7 @@
 // chat answer or chunk stream becomes a response object or typed events.
 // Moderation runs on the chat side, as for chat: buffered over the whole
 // completion, chunked through ChunkedOutput before any event is built.
-import type { ChatMessage, ChatRequest } from '../domain.js';
+import type { ChatMessage, ChatRequest, StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { completeResponse, ItemIds, responseShell } from '../responses/chat-to-response.js';
@@ -12,7 +12,8 @@ import { itemsToMessages } from '../responses/items-to-messages.js';
 import { toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
-import { collectEvents, oneBatch, type StreamBatches, type StreamOutcome } from '../upstream/upstream.js';
+import type { StreamOutcome } from '../upstream/upstream.js';
+import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult } from '../upstream/stream-batches.js';
 import { estimatePromptTokens } from '../routing/token-estimate.js';
 import { archivesPayloads, dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
@@ -70,55 +71,79 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
 
 async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<void> {
   const acc = new StreamAccumulator();
-  let batches: StreamBatches = upstream.events;
+  let batches = upstream.events;
   if (p.mode === 'buffered') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
     await moderateChoices(svc, p.org, acc.completion);
     batches = oneBatch(all);
   }
-  const moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org)) : undefined;
-  const { shell, ids } = shellFor(ctx, p);
-  const writer = new ResponsesEventWriter(shell, ids);
-  const out = new SseOut(res, ctx, upstream.headers);
-  out.add(writer.start());
-  const fail = (code: 'upstream_error' | 'content_blocked', message: string) => out.abort(code, writer.fail(code, message, ctx.requestId));
+  const relay = new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), acc);
+  if (await batches.pump(relay)) await relay.finish(upstream.sent, promptTokens);
+}
 
-  for await (const batch of batches) {
-    for (const ev of batch) {
+/** Chat chunks as typed Responses events (pushed: stream-batches.ts). */
+class TranslatedRelay implements BatchSink {
+  private readonly moderator: ChunkedOutput | undefined;
+  private readonly writer: ResponsesEventWriter;
+  private readonly shell: ResponseObject;
+
+  constructor(
+    private readonly svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
+    private readonly p: Prepared, private readonly out: SseOut, private readonly acc: StreamAccumulator,
+  ) {
+    this.moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org)) : undefined;
+    const { shell, ids } = shellFor(ctx, p);
+    this.shell = shell;
+    this.writer = new ResponsesEventWriter(shell, ids);
+    out.add(this.writer.start());
+  }
+
+  private fail(code: 'upstream_error' | 'content_blocked', message: string): typeof STOP {
+    this.out.abort(code, this.writer.fail(code, message, this.ctx.requestId));
+    return STOP;
+  }
+
+  batch(events: StreamEvent[], last: boolean): SinkResult {
+    const { res, out, p, moderator } = this;
+    for (const ev of events) {
       if (ev.type === 'error') {
         if (!res.started && !out.hasOutput) throw new GatewayError('upstream_error', ev.message);
-        return fail('upstream_error', ev.message);
+        return this.fail('upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;
-      if (p.mode !== 'buffered') acc.add(ev.chunk);
+      if (p.mode !== 'buffered') this.acc.add(ev.chunk);
       let chunk = ev.chunk;
       if (moderator) {
         const cleared = moderator.push(chunk);
         if (cleared.blocked) {
           const message = `The output was blocked by moderation (${cleared.category}).`;
           if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
-          return fail('content_blocked', message);
+          return this.fail('content_blocked', message);
         }
         if (!cleared.chunk) continue;
         chunk = cleared.chunk;
       }
-      out.add(writer.chunk(chunk), disclosedBytes(chunk));
+      out.add(this.writer.chunk(chunk), disclosedBytes(chunk));
     }
     // The stream commits to 200 only with the first output, so a failure before any is still a JSON error.
-    // The upstream's last batch leaves with response.completed, one socket write instead of two;
-    // it waits for the pending marker that has to land before that event anyway.
-    if ((!moderator || out.hasOutput) && !batches.drained) await out.flush();
-    if (res.aborted) return out.clientLeft();
+    // The upstream's last batch leaves with response.completed, which waits for the pending marker
+    // that has to land before that event anyway.
+    return out.endBatch(last || (!!moderator && !out.hasOutput));
   }
-  if (res.aborted) return out.clientLeft();
-  const usage = completionUsage(promptTokens, acc.completion);
-  recordUsage(ctx, p.route, usage);
-  ctx.trace.status_code = 200;
-  const extra = p.wantBlock ? { gateway: gatewayBlock(ctx) } : {};
-  await markStoring(svc, p, shell);
-  out.end(writer.end(usage, extra));
-  const response = writer.response;
-  if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(upstream.sent), response };
-  saveResponse(svc, ctx, p, response, false);
+
+  /** The upstream ended and every chunk was relayed; `sent` is the body sent, for the payload archive. */
+  async finish(sent: string, promptTokens: number): Promise<void> {
+    const { svc, ctx, p, out, writer } = this;
+    if (this.res.aborted) return out.clientLeft();
+    const usage = completionUsage(promptTokens, this.acc.completion);
+    recordUsage(ctx, p.route, usage);
+    ctx.trace.status_code = 200;
+    const extra = p.wantBlock ? { gateway: gatewayBlock(ctx) } : {};
+    await markStoring(svc, p, this.shell);
+    out.end(writer.end(usage, extra));
+    const response = writer.response;
+    if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(sent), response };
+    saveResponse(svc, ctx, p, response, false);
+  }
 }

@@ -6,6 +6,7 @@
 import type { PassHeaders } from '../domain.js';
 import type { GatewayResponse, HeaderList } from '../http/types.js';
 import type { RequestContext } from './request-context.js';
+import { STOP, type SinkResult } from '../upstream/stream-batches.js';
 
 const SSE_HEADERS: HeaderList = [
   ['content-type', 'text/event-stream; charset=utf-8'],
@@ -36,12 +37,28 @@ export class SseOut {
     this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
   }
 
-  async flush(): Promise<void> {
-    if (!this.pending) return;
+  /**
+   * A relay's batch is done: what it added goes out, unless `hold` (a last
+   * batch leaves with the stream's end, one write instead of two); then STOP
+   * if the caller has gone. A promise only while the socket is backpressured.
+   */
+  endBatch(hold: boolean): SinkResult {
+    const wait = hold ? undefined : this.flush();
+    return wait ? wait.then(() => this.callerGone()) : this.callerGone();
+  }
+
+  private callerGone(): typeof STOP | undefined {
+    if (!this.res.aborted) return undefined;
+    this.clientLeft();
+    return STOP;
+  }
+
+  private flush(): Promise<void> | undefined {
+    if (!this.pending) return undefined;
     this.begin();
     const wait = this.res.write(this.pending);
     this.pending = '';
-    if (wait) await wait;
+    return wait;
   }
 
   end(last = ''): void {

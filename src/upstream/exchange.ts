@@ -10,6 +10,7 @@ import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from 
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { dispatchBody } from './one-shot-body.js';
+import { STOP, type BatchSink, type SinkResult, type StreamBatches } from './stream-batches.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
@@ -182,11 +183,12 @@ const HIGH_WATER_BYTES = 64 * 1024;
 
 /**
  * An SSE answer as batches of normalised events, one batch per upstream read,
- * so the caller writes each with one syscall. A body that ends before the
- * provider signalled completion (its translator's `done`) ends with an error
- * event, so truncation never passes for a complete answer.
+ * pushed to the relay (its BatchSink) so that it writes each with one syscall.
+ * A body that ends before the provider signalled completion (its translator's
+ * `done`) ends with an error event, so truncation never passes for a complete
+ * answer.
  */
-class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEvent[]> {
+class StreamExchange extends Exchange implements StreamBatches {
   private readonly parser: EventSourceParser;
   /**
    * Holds a character split between two reads until its last byte arrives.
@@ -196,16 +198,19 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
   private readonly decoder = new StringDecoder('utf8');
   private atStart = true;
   /**
-   * Events not yet taken, in one flat array: one array per chunked frame, then
+   * Events not yet delivered, in one flat array: one array per chunked frame, then
    * flattened, cost an allocation per frame (every chunk is a frame).
    */
   private queue: StreamEvent[] = [];
-  /** Upstream bytes read since the caller last took the queue. */
+  /** Upstream bytes read since the sink last took the queue. */
   private queuedBytes = 0;
   private finished = false;
   private closed = false;
-  private wake: (() => void) | undefined;
   private isAccepted = false;
+  private sink: BatchSink | undefined;
+  private pumped: { ok: (ended: boolean) => void; fail: (e: unknown) => void } | undefined;
+  /** A delivery is queued, or the sink has not yet settled the last batch: what arrives meanwhile waits in the queue. */
+  private delivering = false;
   ready!: { resolve: () => void; reject: (e: unknown) => void };
 
   protected get holdsBody(): boolean { return false; }
@@ -251,14 +256,14 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
     const before = this.queue.length;
     this.parser.feed(text);
     // The parser refused the chunk (over the event cap) and is terminated: nothing more is fed to it.
-    // What this read parsed before the cap would reach the caller after the failure the cut
+    // What this read parsed before the cap would reach the sink after the failure the cut
     // queued during the feed, so it is dropped and only the failure stays.
     if (this.isCut) {
       this.queue = this.queue.filter((ev, i) => i < before || ev.type === 'error');
       return;
     }
     if (this.queue.length === before) return;
-    this.wake?.();
+    this.schedule();
     if (this.queuedBytes > HIGH_WATER_BYTES) this.controller?.pause();
   }
 
@@ -279,48 +284,77 @@ class StreamExchange extends Exchange implements AsyncIterableIterator<StreamEve
     this.close();
   }
 
-  /** The upstream has ended and every batch was taken: what the caller holds is the stream's last output. */
-  get drained(): boolean { return this.closed && this.queue.length === 0; }
-
   private push(ev: StreamEvent): void {
     this.queue.push(ev);
-    this.wake?.();
+    this.schedule();
   }
 
   private close(): void {
     this.closed = true;
-    this.wake?.();
+    this.schedule();
   }
 
-  async next(): Promise<IteratorResult<StreamEvent[]>> {
-    for (;;) {
-      if (this.queue.length) {
-        // Everything that arrived since the last call goes out as one batch: one
-        // socket read often holds many chunked-encoding frames, each its own onResponseData.
-        const batch = this.queue;
-        this.queue = [];
-        this.queuedBytes = 0;
-        if (this.controller?.paused) this.controller.resume();
-        return { value: batch, done: false };
-      }
-      if (this.closed) return { value: undefined, done: true };
-      await new Promise<void>((ok) => { this.wake = ok; });
-      this.wake = undefined;
+  pump(sink: BatchSink): Promise<boolean> {
+    return new Promise((ok, fail) => {
+      this.sink = sink;
+      this.pumped = { ok, fail };
+      this.schedule();
+    });
+  }
+
+  /**
+   * Delivery waits for a microtask: one socket read often holds many
+   * chunked-encoding frames (each its own onResponseData) and the body's end,
+   * and all of them run before it, so they reach the sink as one batch, and
+   * the sink knows whether it is the last.
+   */
+  private schedule(): void {
+    if (!this.sink || this.delivering || (this.queue.length === 0 && !this.closed)) return;
+    this.delivering = true;
+    queueMicrotask(this.deliver);
+  }
+
+  private readonly deliver = (): void => {
+    this.delivering = false;
+    const sink = this.sink;
+    if (!sink) return;
+    if (this.queue.length === 0) return void (this.closed && this.settle(true));
+    const batch = this.queue;
+    this.queue = [];
+    this.queuedBytes = 0;
+    if (this.controller?.paused) this.controller.resume();
+    const last = this.closed;
+    let result: SinkResult;
+    try {
+      result = sink.batch(batch, last);
+    } catch (err) {
+      return this.settle(false, err);
     }
-  }
+    if (result === STOP) return this.settle(false);
+    if (result) {
+      this.delivering = true;
+      result.then((r) => (r === STOP ? this.settle(false) : this.deliver()), (err: unknown) => this.settle(false, err));
+    } else if (last) {
+      this.settle(true);
+    }
+  };
 
-  /** The caller stopped early (a moderation block, a client gone): stop the upstream too. */
-  async return(): Promise<IteratorResult<StreamEvent[]>> {
-    if (!this.closed) this.controller?.abort(new ClientGone());
-    this.closed = true;
-    return { value: undefined, done: true };
+  /** The stream is over for the sink: ended, or stopped early by it (the upstream is then cut). */
+  private settle(ended: boolean, err?: unknown): void {
+    const pumped = this.pumped!;
+    this.sink = undefined;
+    this.pumped = undefined;
+    if (!ended && !this.closed) {
+      this.closed = true;
+      this.controller?.abort(new ClientGone());
+    }
+    if (err === undefined) pumped.ok(ended);
+    else pumped.fail(err);
   }
-
-  [Symbol.asyncIterator](): this { return this; }
 }
 
 /** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-export async function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<{ events: AsyncIterableIterator<StreamEvent[]>; headers: PassHeaders }> {
+export async function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<{ events: StreamBatches; headers: PassHeaders }> {
   const ex = new StreamExchange(adapter, signal, pools);
   const ready = new Promise<void>((resolve, reject) => { ex.ready = { resolve, reject }; });
   ex.start(pools, up);

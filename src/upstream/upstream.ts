@@ -1,11 +1,12 @@
 // The dispatch stage: one call per request to the resolved provider, through
 // its adapter, or in-process for the demo mock provider.
-import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, PassHeaders, ProviderAdapter, StreamEvent, UpstreamTarget } from '../domain.js';
+import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, PassHeaders, ProviderAdapter, UpstreamTarget } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
 import { openaiResponses, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
 import { requestJson, requestStream } from './exchange.js';
+import { oneBatch, type StreamBatches } from './stream-batches.js';
 import type { UpstreamPools } from './pools.js';
 import type { ClientSignal } from '../http/client-signal.js';
 
@@ -19,60 +20,11 @@ export interface ChatOutcome {
   text?: string;
 }
 
-/**
- * A stream's events in batches, one per upstream read. `drained`, where the source
- * can tell, is true once the upstream has ended and every batch has been taken.
- */
-export type StreamBatches = AsyncIterable<StreamEvent[]> & { readonly drained?: boolean };
-
 export interface StreamOutcome {
   events: StreamBatches;
   /** The body as sent upstream, for the payload archive; '' once accepted when nothing archives it (dispatch.ts). */
   sent: string;
   headers: PassHeaders;
-}
-
-/** About how much memory an event holds: its wire text, or the texts a translator put in it. */
-function eventSize(ev: StreamEvent): number {
-  if (ev.type === 'event') return ev.raw.length;
-  if (ev.type !== 'chunk') return 0;
-  if (ev.raw !== undefined) return ev.raw.length;
-  let n = 64;
-  for (const c of ev.chunk.choices) {
-    const d = c.delta;
-    if (!d) continue;
-    if (typeof d.content === 'string') n += d.content.length;
-    if (typeof d.refusal === 'string') n += d.refusal.length;
-    if (typeof d.reasoning_content === 'string') n += d.reasoning_content.length;
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += t.function?.arguments?.length ?? 0;
-  }
-  return n;
-}
-
-/**
- * Every event of a stream, for buffered moderation, which must see the whole
- * answer before any byte is sent. An error event fails the whole answer; so
- * does an answer over `maxBytes`, since holding it all is what bounds memory.
- */
-export async function collectEvents(batches: AsyncIterable<StreamEvent[]>, maxBytes: number): Promise<StreamEvent[]> {
-  const all: StreamEvent[] = [];
-  let size = 0;
-  for await (const batch of batches) {
-    for (const ev of batch) {
-      if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
-      size += eventSize(ev);
-      if (size > maxBytes) {
-        throw new GatewayError('upstream_error', `The upstream answer is larger than upstream.max_response_bytes (${maxBytes} bytes), the most that buffered moderation holds.`);
-      }
-      all.push(ev);
-    }
-  }
-  return all;
-}
-
-/** A whole answer as one batch of events. */
-export async function* oneBatch(events: StreamEvent[]): AsyncGenerator<StreamEvent[]> {
-  yield events;
 }
 
 export class Upstream {
