@@ -10,8 +10,6 @@ import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
-after(stopTestPostgres);
-
 /** Two-, three- and four-byte characters, each of which the upstream below splits between writes. */
 const TEXT = 'é€😀 and ✓';
 
@@ -50,9 +48,12 @@ before(async () => {
   key = await gw.key();
 });
 
+// One hook, in this order: after hooks run as registered, and the gateway drops its database on close,
+// which fails once an embedded Postgres (no DATABASE_URL) has been stopped.
 after(async () => {
   await gw?.close();
   await new Promise((ok) => upstream?.close(ok));
+  await stopTestPostgres();
 });
 
 test('characters split between upstream reads, and a leading BOM, reach the caller intact', async () => {
