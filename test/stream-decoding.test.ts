@@ -1,7 +1,8 @@
 // An upstream stream's bytes become text exactly once, however the reads fall:
 // a character whose UTF-8 bytes are split between two chunked frames arrives
-// whole, and a byte-order mark before the first event (which SSE drops) does
-// not spoil that event.
+// whole, also when the reads before split none (a stream makes its decoder
+// only then), and a byte-order mark before the first event (which SSE drops)
+// does not spoil that event.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -22,14 +23,22 @@ let key: string;
 
 before(async () => {
   upstream = createServer(async (req, res) => {
-    for await (const _ of req) { /* the body is not needed */ }
+    let body = '';
+    for await (const part of req) body += part;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    // A BOM, then the first event; every write is one chunked frame, and the pauses keep them separate reads.
-    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(chunk({ role: 'assistant', content: '' })), Buffer.from(chunk({ content: TEXT }))]);
     const pause = () => new Promise((ok) => setTimeout(ok, 5));
+    // Unless asked for a late split, a BOM comes first, cut inside.
+    const late = body.includes('late split');
+    if (late) {
+      // Whole events first: the gateway decodes reads that end on a whole character without a decoder, and makes one only now.
+      res.write(chunk({ role: 'assistant', content: '' }));
+      await pause();
+    }
+    // Every write is one chunked frame, and the pauses keep them separate reads.
+    const bytes = Buffer.concat([...(late ? [] : [Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(chunk({ role: 'assistant', content: '' }))]), Buffer.from(chunk({ content: TEXT }))]);
     // Cut inside the BOM and then inside every multi-byte character of TEXT.
     const text = bytes.toString('latin1');
-    const cuts = [1, ...[...TEXT].filter((c) => c.length > 1 || c.charCodeAt(0) > 0x7f).map((c) => text.indexOf(Buffer.from(c).toString('latin1')) + 1)];
+    const cuts = [...(late ? [] : [1]), ...[...TEXT].filter((c) => c.length > 1 || c.charCodeAt(0) > 0x7f).map((c) => text.indexOf(Buffer.from(c).toString('latin1')) + 1)];
     let at = 0;
     for (const cut of cuts) {
       res.write(bytes.subarray(at, cut));
@@ -56,18 +65,20 @@ after(async () => {
   await stopTestPostgres();
 });
 
-test('characters split between upstream reads, and a leading BOM, reach the caller intact', async () => {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+for (const [name, prompt] of [['and a leading BOM', 'hi'], ['after reads that split none', 'late split']]) {
+  test(`characters split between upstream reads, ${name}, reach the caller intact`, async () => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: prompt }] }),
+    });
+    assert.equal(res.status, 200);
+    const events = await readSse(res);
+    assert.equal(events.at(-1), 'data: [DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)));
+    assert.equal(chunks[0].choices[0].delta.role, 'assistant', 'the event after the BOM is parsed, not dropped');
+    const content = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    assert.equal(content, TEXT);
+    assert.ok(!content.includes('\ufffd'));
   });
-  assert.equal(res.status, 200);
-  const events = await readSse(res);
-  assert.equal(events.at(-1), 'data: [DONE]');
-  const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)));
-  assert.equal(chunks[0].choices[0].delta.role, 'assistant', 'the event after the BOM is parsed, not dropped');
-  const content = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
-  assert.equal(content, TEXT);
-  assert.ok(!content.includes('\ufffd'));
-});
+}
