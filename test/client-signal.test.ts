@@ -29,3 +29,29 @@ test('a listener added while listeners run, or after the abort, is not called', 
   s.abort();
   assert.equal(late, 0);
 });
+
+test('one listener, then a second, then removals: each still called exactly when it should be', () => {
+  const calls: string[] = [];
+  const a = () => calls.push('a');
+  const b = () => calls.push('b');
+
+  const alone = new ClientSignal();
+  alone.once('abort', a);
+  alone.off('abort', b);
+  alone.abort();
+  assert.deepEqual(calls.splice(0), ['a'], 'removing another listener leaves the one');
+
+  const removed = new ClientSignal();
+  removed.once('abort', a);
+  removed.off('abort', a);
+  removed.once('abort', b);
+  removed.abort();
+  assert.deepEqual(calls.splice(0), ['b'], 'the only listener removed, then another added');
+
+  const pair = new ClientSignal();
+  pair.once('abort', a);
+  pair.once('abort', b);
+  pair.off('abort', a);
+  pair.abort();
+  assert.deepEqual(calls.splice(0), ['b'], 'the first of two removed');
+});
