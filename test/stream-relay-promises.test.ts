@@ -12,7 +12,7 @@ import { createHook } from 'node:async_hooks';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HTTP_KINDS, startGateway } from './helpers/gateway.js';
-import { UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
+import { chatAndNativeUpstreams, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -73,17 +73,7 @@ for (const http of HTTP_KINDS) {
         const gw = await startGateway({
           http,
           env: { [UPSTREAM_KEY_ENV]: 'sk-tick' },
-          config: {
-            providers: {
-              up: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: UPSTREAM_KEY_ENV },
-              nat: { kind: 'openai', base_url: `${up.url}/v1`, api_key_env: UPSTREAM_KEY_ENV, responses_api: true },
-            },
-            models: [
-              { id: 'up-model', provider: 'up', context_window: 8_192, pricing: { prompt: 1, completion: 2 } },
-              { id: 'nat-model', provider: 'nat', context_window: 8_192, pricing: { prompt: 1, completion: 2 } },
-            ],
-            organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }],
-          },
+          config: { ...chatAndNativeUpstreams(up.url), organizations: [{ id: 'acme', models: ['up-model', 'nat-model'] }] },
         });
         const key = await gw.key();
         const { hostname, port } = new URL(gw.url);
