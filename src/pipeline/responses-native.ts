@@ -9,6 +9,7 @@
 // text of the stream is checked before any event leaves, however it ends
 // (chunked windows over typed events would change what .done events carry).
 // Storing off means storing off upstream too: the body then says store false.
+import type { StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { withInnerMembers, withMembers } from '../providers/json-members.js';
@@ -17,7 +18,6 @@ import { isObj, type Item, type Json, type ResponseObject } from '../responses/t
 import { estimateTextTokens } from '../routing/token-estimate.js';
 import type { StreamOutcome } from '../upstream/upstream.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult } from '../upstream/stream-batches.js';
-import type { StreamEvent } from '../domain.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';

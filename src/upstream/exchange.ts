@@ -210,8 +210,8 @@ class StreamExchange extends Exchange implements StreamBatches {
   private finished = false;
   private closed = false;
   private isAccepted = false;
-  private sink: BatchSink | undefined;
-  private pumped: { ok: (ended: boolean) => void; fail: (e: unknown) => void } | undefined;
+  /** The relay being fed and how to settle its pump(); cleared once the stream is over for it. */
+  private pumping: { sink: BatchSink; ok: (ended: boolean) => void; fail: (e: unknown) => void } | undefined;
   /** A delivery is queued, or the sink has not yet settled the last batch: what arrives meanwhile waits in the queue. */
   private delivering = false;
   ready!: { resolve: () => void; reject: (e: unknown) => void };
@@ -307,8 +307,7 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   pump(sink: BatchSink): Promise<boolean> {
     return new Promise((ok, fail) => {
-      this.sink = sink;
-      this.pumped = { ok, fail };
+      this.pumping = { sink, ok, fail };
       this.schedule();
     });
   }
@@ -320,14 +319,14 @@ class StreamExchange extends Exchange implements StreamBatches {
    * the sink knows whether it is the last.
    */
   private schedule(): void {
-    if (!this.sink || this.delivering || (this.queue.length === 0 && !this.closed)) return;
+    if (!this.pumping || this.delivering || (this.queue.length === 0 && !this.closed)) return;
     this.delivering = true;
     queueMicrotask(this.deliver);
   }
 
   private readonly deliver = (): void => {
     this.delivering = false;
-    const sink = this.sink;
+    const sink = this.pumping?.sink;
     if (!sink) return;
     if (this.queue.length === 0) return void (this.closed && this.settle(true));
     const batch = this.queue;
@@ -352,9 +351,8 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   /** The stream is over for the sink: ended, or stopped early by it (the upstream is then cut). */
   private settle(ended: boolean, err?: unknown): void {
-    const pumped = this.pumped!;
-    this.sink = undefined;
-    this.pumped = undefined;
+    const pumped = this.pumping!;
+    this.pumping = undefined;
     if (!ended && !this.closed) {
       this.closed = true;
       this.controller?.abort(new ClientGone());
