@@ -14,12 +14,12 @@ import { withMembers } from '../providers/json-members.js';
 import { guardMessages } from './guard-input.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
-import type { RequestContext } from './request-context.js';
+import type { HANDED_OFF, RequestContext } from './request-context.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
 import { archivesPayloads, dispatchChat } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
 
-export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
   await authenticate(svc, ctx, req);
   const body = await readJsonText(req);
   const chat = parseChatRequest(body.value);

@@ -13,8 +13,9 @@ import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
-import type { RequestContext } from './request-context.js';
+import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
+import { endStream } from './stream-end.js';
 import type { Services } from './services.js';
 import { archivesPayloads, dispatchStream } from './dispatch.js';
 
@@ -22,40 +23,34 @@ import { archivesPayloads, dispatchStream } from './dispatch.js';
  * A stream can run for minutes, and its request may be megabytes of
  * conversation: once an upstream has accepted it, nothing of it is needed but
  * its prompt-token estimate (and, for the payload archive, the body sent). So
- * the request is dropped here, not carried through the stream: this frame
- * returns the relay rather than awaiting it, as chatCompletions returns this.
+ * the request is dropped here: this frame returns once the relay is started,
+ * as chatCompletions returns this, and the relay ends the request (ctx.end).
  * A suspended async frame keeps every local, used again or not.
  */
 export async function streamChat(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
   chat: ChatRequest, route: Resolution, wantBlock: boolean, promptTokens: number,
-): Promise<void> {
+): Promise<typeof HANDED_OFF> {
   const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
-  return relayChat(svc, ctx, res, upstream, route, wantBlock, promptTokens);
-}
-
-function relayChat(
-  svc: Services, ctx: RequestContext, res: GatewayResponse,
-  upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number,
-): Promise<void> {
   const org = ctx.key!.organization_id;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'buffered') return relayBuffered(svc, ctx, res, upstream, route, wantBlock, promptTokens, org);
-  const relay = new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, new StreamAccumulator(), mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined);
-  return upstream.events.pump(relay).then((ended) => { if (ended) relay.finish(); });
+  const moderator = mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined;
+  upstream.events.pump(new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, new StreamAccumulator(), moderator));
+  return HANDED_OFF;
 }
 
 /** The spec: the stream starts after moderation, not token by token. */
 async function relayBuffered(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
   upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number, org: string,
-): Promise<void> {
+): Promise<typeof HANDED_OFF> {
   const acc = new StreamAccumulator();
   const all = await collectEvents(upstream.events, svc.config.upstream.max_response_bytes);
   for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
   await moderateChoices(svc, org, acc.completion);
-  const relay = new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, acc, undefined, true);
-  if (await oneBatch(all).pump(relay)) relay.finish();
+  oneBatch(all).pump(new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, acc, undefined, true));
+  return HANDED_OFF;
 }
 
 /**
@@ -134,8 +129,12 @@ class ChatRelay implements BatchSink {
     return this.cut('content_blocked', message);
   }
 
+  done(ended: boolean, err?: unknown): void {
+    endStream(this.ctx, ended, err, () => this.finish());
+  }
+
   /** The upstream ended and every batch went out. */
-  finish(): void {
+  private finish(): void {
     const { ctx, out, writer, acc } = this;
     if (this.res.aborted) return out.clientLeft();
     const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);

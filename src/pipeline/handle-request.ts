@@ -4,11 +4,12 @@ import type { TraceRecord } from '../domain.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse, RequestHandler } from '../http/types.js';
 import { sendError } from './reply.js';
-import { RequestContext } from './request-context.js';
+import { HANDED_OFF, RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 import { settleRequest } from './limits-stage.js';
 
-export type Handler = (svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse, params: string[]) => Promise<void>;
+/** Resolves HANDED_OFF when a stream it started ends the request itself (ctx.end). */
+export type Handler = (svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse, params: string[]) => Promise<void | typeof HANDED_OFF>;
 
 export interface Route {
   method: string;
@@ -81,7 +82,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
   }
 
   /** Any throw, synchronous or not, becomes a rejected promise: the one catch below then replies. */
-  function start(found: ReturnType<typeof find>, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+  function start(found: ReturnType<typeof find>, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
     if (found instanceof GatewayError) return Promise.reject(found);
     try {
       return found.route.handler(svc, ctx, req, res, found.params);
@@ -146,8 +147,10 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       found = toGatewayError(err);
     }
     const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
+    ctx.end = (err?: unknown) => finish(found, ctx, res, err === undefined ? SUCCEEDED : err);
     // One reaction, where a catch, a finally and a catch were three promises and five closures
-    // per request, held for as long as a stream runs, and microtask turns more at its end.
-    start(found, ctx, req, res).then(() => finish(found, ctx, res, SUCCEEDED), (err: unknown) => finish(found, ctx, res, err));
+    // per request, and microtask turns more at its end. A stream hands the end to ctx.end: the
+    // chain of promises from its relay up to here would live as long as the stream.
+    start(found, ctx, req, res).then((r) => { if (r !== HANDED_OFF) finish(found, ctx, res, SUCCEEDED); }, (err: unknown) => finish(found, ctx, res, err));
   };
 }

@@ -21,6 +21,15 @@ export function newRequestId(): string {
   return `req_${Date.now().toString(16).padStart(12, '0')}7${u.slice(15, 18)}${u.slice(19, 23)}${u.slice(24)}`;
 }
 
+/**
+ * What a handler resolves with when it started a stream that ends the request
+ * itself, by calling `ctx.end` once the stream is over (stream-end.ts).
+ */
+export const HANDED_OFF = Symbol('handed off');
+
+/** Until the front door sets it: a context made outside a request has nobody to tell. */
+function noEnd(): void {}
+
 export class RequestContext {
   readonly requestId: string;
   readonly startedAt = performance.now();
@@ -29,6 +38,12 @@ export class RequestContext {
   /** Set when a rate limit or budget applied to this request: settled once its usage is known. */
   admission: Admission | undefined = undefined;
   trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at'>;
+  /**
+   * Ends the request, once: the error reply when `err` is given, then the
+   * metrics, the trace and the drain count. The front door sets it; a handler
+   * that returned HANDED_OFF leaves the call to its stream.
+   */
+  end: (err?: unknown) => void = noEnd;
 
   constructor(endpoint: TraceRecord['endpoint']) {
     this.requestId = newRequestId();

@@ -21,11 +21,12 @@ import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult } from '
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
-import type { RequestContext } from './request-context.js';
+import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { chainItems, loadChain } from './responses-conversation.js';
 import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
+import { endStream } from './stream-end.js';
 import { archivesPayloads, dispatchNative } from './dispatch.js';
 
 /** Items replayed to an upstream that never saw them: our ids mean nothing there, and reasoning carries nothing it can read. */
@@ -77,7 +78,7 @@ function settle(ctx: RequestContext, p: Prepared, response: Json): Json {
   return own;
 }
 
-export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
+export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void | typeof HANDED_OFF> {
   const body = await upstreamBody(svc, p);
   if (p.req.stream) return nativeStream(svc, ctx, res, p, body);
   const keepSent = archivesPayloads(svc, p.org);
@@ -97,22 +98,22 @@ const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'resp
 const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
 /** As chat's (chat-stream.ts): the body built for the upstream, and the caller's text, are dropped once it accepted the stream. */
-async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<void> {
+async function nativeStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, body: NativeBody): Promise<typeof HANDED_OFF> {
   const keepSent = archivesPayloads(svc, p.org);
   const upstream = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responsesStream(t, body, s, keepSent));
   releaseRequest(p);
   return relayNative(svc, ctx, res, p, upstream);
 }
 
-async function relayNative(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome): Promise<void> {
+async function relayNative(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome): Promise<typeof HANDED_OFF> {
   let batches = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     await moderateTexts(svc, p.org, streamedTexts(all));
     batches = oneBatch(all);
   }
-  const relay = new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers));
-  if (await batches.pump(relay)) relay.finish(upstream.sent);
+  batches.pump(new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), upstream.sent));
+  return HANDED_OFF;
 }
 
 /** The upstream's typed events as it sent them, `model` written into those carrying the response (pushed: stream-batches.ts). */
@@ -125,6 +126,8 @@ class NativeRelay implements BatchSink {
   constructor(
     private readonly svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
     private readonly p: Prepared, private readonly out: SseOut,
+    /** The body sent, for the payload archive. */
+    private readonly sent: string,
   ) {}
 
   batch(events: StreamEvent[], last: boolean): SinkResult {
@@ -173,9 +176,13 @@ class NativeRelay implements BatchSink {
       + ev('error', { code, message, param: null, error: { code, message, type: 'gateway_error' }, request_id: this.ctx.requestId });
   }
 
-  /** The upstream ended and every event went out; `sent` is the body sent, for the payload archive. */
-  finish(sent: string): void {
-    const { svc, ctx, p, out, final } = this;
+  done(ended: boolean, err?: unknown): void {
+    endStream(this.ctx, ended, err, () => this.finish());
+  }
+
+  /** The upstream ended and every event went out. */
+  private finish(): void {
+    const { svc, ctx, p, out, final, sent } = this;
     // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).
     if (this.res.aborted) return out.clientLeft();
     ctx.trace.status_code = 200;

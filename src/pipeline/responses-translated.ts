@@ -21,11 +21,12 @@ import { completionUsage, moderateChoices, recordUsage } from './chat-output.js'
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
-import type { RequestContext } from './request-context.js';
+import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { chainItems, loadChain, resolveReferences } from './responses-conversation.js';
 import { markStoring, releaseRequest, saveResponse, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
+import { endStream } from './stream-end.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;
@@ -44,7 +45,7 @@ function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; id
   return { shell: responseShell(`resp_${hex}`, Math.floor(ctx.startedEpoch / 1000), p.route.entry.id, req, p.store), ids: new ItemIds(hex) };
 }
 
-export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void> {
+export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void | typeof HANDED_OFF> {
   const chat = await chatRequestFor(svc, p);
   const promptTokens = estimatePromptTokens(chat.messages);
   if (chat.stream) return translatedStream(svc, ctx, res, p, chat, promptTokens);
@@ -63,13 +64,13 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
 }
 
 /** As chat's (chat-stream.ts): the converted request, history and all, is dropped once the upstream accepted it. */
-async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest, promptTokens: number): Promise<void> {
+async function translatedStream(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest, promptTokens: number): Promise<typeof HANDED_OFF> {
   const upstream = await dispatchStream(svc, ctx, p.route, chat, res.signal);
   releaseRequest(p);
   return relayResponse(svc, ctx, res, p, upstream, promptTokens);
 }
 
-async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<void> {
+async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<typeof HANDED_OFF> {
   const acc = new StreamAccumulator();
   let batches = upstream.events;
   if (p.mode === 'buffered') {
@@ -78,8 +79,8 @@ async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayRes
     await moderateChoices(svc, p.org, acc.completion);
     batches = oneBatch(all);
   }
-  const relay = new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), acc);
-  if (await batches.pump(relay)) await relay.finish(upstream.sent, promptTokens);
+  batches.pump(new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), acc, upstream.sent, promptTokens));
+  return HANDED_OFF;
 }
 
 /** Chat chunks as typed Responses events (pushed: stream-batches.ts). */
@@ -91,6 +92,8 @@ class TranslatedRelay implements BatchSink {
   constructor(
     private readonly svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
     private readonly p: Prepared, private readonly out: SseOut, private readonly acc: StreamAccumulator,
+    /** The body sent, for the payload archive. */
+    private readonly sent: string, private readonly promptTokens: number,
   ) {
     this.moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org)) : undefined;
     const { shell, ids } = shellFor(ctx, p);
@@ -132,9 +135,13 @@ class TranslatedRelay implements BatchSink {
     return out.endBatch(last || (!!moderator && !out.hasOutput));
   }
 
-  /** The upstream ended and every chunk was relayed; `sent` is the body sent, for the payload archive. */
-  async finish(sent: string, promptTokens: number): Promise<void> {
-    const { svc, ctx, p, out, writer } = this;
+  done(ended: boolean, err?: unknown): void {
+    endStream(this.ctx, ended, err, () => this.finish());
+  }
+
+  /** The upstream ended and every chunk was relayed. */
+  private async finish(): Promise<void> {
+    const { svc, ctx, p, out, writer, sent, promptTokens } = this;
     if (this.res.aborted) return out.clientLeft();
     const usage = completionUsage(promptTokens, this.acc.completion);
     recordUsage(ctx, p.route, usage);

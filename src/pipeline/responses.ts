@@ -12,7 +12,7 @@ import { guardTexts } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
-import type { RequestContext } from './request-context.js';
+import type { HANDED_OFF, RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
 import { chainItems } from './responses-conversation.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
@@ -20,7 +20,7 @@ import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
 
-export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
   await authenticate(svc, ctx, req);
   const body = await readJsonText(req);
   const r = parseResponsesRequest(body.value, body.text);

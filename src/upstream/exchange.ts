@@ -10,7 +10,7 @@ import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from 
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { dispatchBody } from './one-shot-body.js';
-import { STOP, type BatchSink, type SinkResult, type StreamBatches } from './stream-batches.js';
+import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
@@ -210,15 +210,15 @@ class StreamExchange extends Exchange implements StreamBatches {
   private finished = false;
   private closed = false;
   private isAccepted = false;
-  /** The relay being fed and how to settle its pump(); cleared once the stream is over for it. */
-  private pumping: { sink: BatchSink; ok: (ended: boolean) => void; fail: (e: unknown) => void } | undefined;
+  /** The relay being fed; cleared once the stream is over for it. */
+  private sink: BatchSink | undefined;
   /** A delivery is queued, or the sink has not yet settled the last batch: what arrives meanwhile waits in the queue. */
   private delivering = false;
-  ready!: { resolve: () => void; reject: (e: unknown) => void };
+  ready!: { resolve: (o: StreamOutcome) => void; reject: (e: unknown) => void };
 
   protected get holdsBody(): boolean { return false; }
 
-  constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools) {
+  constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools, private sent: string) {
     super(adapter, signal, pools);
     const translator = adapter.streamTranslator();
     const maxEvent = this.limits.maxEventBytes;
@@ -244,7 +244,9 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   protected accepted(): void {
     this.isAccepted = true;
-    this.ready.resolve();
+    const { sent } = this;
+    this.sent = '';
+    this.ready.resolve({ events: this, sent, headers: this.headers });
     // Settled once: its resolvers would otherwise stay for as long as the stream runs.
     this.ready = SETTLED;
   }
@@ -305,11 +307,9 @@ class StreamExchange extends Exchange implements StreamBatches {
     this.schedule();
   }
 
-  pump(sink: BatchSink): Promise<boolean> {
-    return new Promise((ok, fail) => {
-      this.pumping = { sink, ok, fail };
-      this.schedule();
-    });
+  pump(sink: BatchSink): void {
+    this.sink = sink;
+    this.schedule();
   }
 
   /**
@@ -319,14 +319,14 @@ class StreamExchange extends Exchange implements StreamBatches {
    * the sink knows whether it is the last.
    */
   private schedule(): void {
-    if (!this.pumping || this.delivering || (this.queue.length === 0 && !this.closed)) return;
+    if (!this.sink || this.delivering || (this.queue.length === 0 && !this.closed)) return;
     this.delivering = true;
     queueMicrotask(this.deliver);
   }
 
   private readonly deliver = (): void => {
     this.delivering = false;
-    const sink = this.pumping?.sink;
+    const { sink } = this;
     if (!sink) return;
     if (this.queue.length === 0) return void (this.closed && this.settle(true));
     const batch = this.queue;
@@ -351,22 +351,27 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   /** The stream is over for the sink: ended, or stopped early by it (the upstream is then cut). */
   private settle(ended: boolean, err?: unknown): void {
-    const pumped = this.pumping!;
-    this.pumping = undefined;
+    const sink = this.sink!;
+    this.sink = undefined;
     if (!ended && !this.closed) {
       this.closed = true;
       this.controller?.abort(new ClientGone());
     }
-    if (err === undefined) pumped.ok(ended);
-    else pumped.fail(err);
+    sink.done(ended, err);
   }
 }
 
-/** Resolves once the upstream accepted the call; an error status rejects before any byte reaches the caller. */
-export async function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal): Promise<{ events: StreamBatches; headers: PassHeaders }> {
-  const ex = new StreamExchange(adapter, signal, pools);
-  const ready = new Promise<void>((resolve, reject) => { ex.ready = { resolve, reject }; });
+/**
+ * Resolves once the upstream accepted the call; an error status rejects before
+ * any byte reaches the caller. `sent` is the body sent, carried to the outcome
+ * for the payload archive. Not async, and the exchange resolves with the
+ * outcome itself: a stream waits for acceptance with this one promise, where
+ * an async frame and a promise to reshape its result were two more, and under
+ * a burst of arriving streams all of it lived long enough to be promoted.
+ */
+export function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal, sent: string): Promise<StreamOutcome> {
+  const ex = new StreamExchange(adapter, signal, pools, sent);
+  const ready = new Promise<StreamOutcome>((resolve, reject) => { ex.ready = { resolve, reject }; });
   ex.start(pools, up);
-  await ready;
-  return { events: ex, headers: ex.headers };
+  return ready;
 }

@@ -5,7 +5,7 @@
 // resolvers, the suspended frames awaiting it) was garbage made every chunk,
 // and what a burst of arriving streams promoted to the old generation before
 // it died. A waiting stream now holds its state and nothing else.
-import type { StreamEvent } from '../domain.js';
+import type { PassHeaders, StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
 /** A sink's answer that ends the stream early (a moderation block, a cut, a caller gone): the upstream is cut too. */
@@ -17,20 +17,43 @@ export type SinkResult = void | typeof STOP | Promise<void | typeof STOP>;
 export interface BatchSink {
   /** One upstream read's events, in order; `last` when the upstream has ended and nothing follows. */
   batch(events: StreamEvent[], last: boolean): SinkResult;
+  /**
+   * The stream is over for the sink, called once: `ended` when the upstream
+   * ended and its last batch was taken, false when the sink stopped it; `err`
+   * is what batch() threw. A callback, not a promise the sink's owner awaits:
+   * the chain of promises from a stream's end to its request handler lived as
+   * long as the stream did.
+   */
+  done(ended: boolean, err?: unknown): void;
 }
 
 export interface StreamBatches {
-  /**
-   * Feeds every batch to `sink`, once. Resolves true once the stream ended and
-   * its last batch was taken, false when the sink stopped it; rejects with what
-   * the sink threw.
-   */
-  pump(sink: BatchSink): Promise<boolean>;
+  /** Feeds every batch to `sink`, then calls its done(); once. */
+  pump(sink: BatchSink): void;
+}
+
+/** A stream the upstream accepted. */
+export interface StreamOutcome {
+  events: StreamBatches;
+  /** The body as sent upstream, for the payload archive; '' when nothing archives it (dispatch.ts). */
+  sent: string;
+  headers: PassHeaders;
 }
 
 /** A whole answer as one batch of events (buffered moderation, the in-process mock). */
 export function oneBatch(events: StreamEvent[]): StreamBatches {
-  return { pump: (sink) => Promise.resolve(events).then((evs) => sink.batch(evs, true)).then((r) => r !== STOP) };
+  return {
+    pump(sink) {
+      let r: SinkResult;
+      try {
+        r = sink.batch(events, true);
+      } catch (err) {
+        return sink.done(false, err);
+      }
+      if (r instanceof Promise) r.then((x) => sink.done(x !== STOP), (err: unknown) => sink.done(false, err));
+      else sink.done(r !== STOP);
+    },
+  };
 }
 
 /** About how much memory an event holds: its wire text, or the texts a translator put in it. */
@@ -55,10 +78,10 @@ function eventSize(ev: StreamEvent): number {
  * answer before any byte is sent. An error event fails the whole answer; so
  * does an answer over `maxBytes`, since holding it all is what bounds memory.
  */
-export async function collectEvents(batches: StreamBatches, maxBytes: number): Promise<StreamEvent[]> {
+export function collectEvents(batches: StreamBatches, maxBytes: number): Promise<StreamEvent[]> {
   const all: StreamEvent[] = [];
   let size = 0;
-  await batches.pump({
+  return new Promise((ok, fail) => batches.pump({
     batch(events) {
       for (const ev of events) {
         if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
@@ -69,6 +92,9 @@ export async function collectEvents(batches: StreamBatches, maxBytes: number): P
         all.push(ev);
       }
     },
-  });
-  return all;
+    done(_ended, err) {
+      if (err === undefined) ok(all);
+      else fail(err);
+    },
+  }));
 }

@@ -6,7 +6,7 @@ import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js
 import { adapterFor } from '../providers/registry.js';
 import { openaiResponses, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
 import { requestJson, requestStream } from './exchange.js';
-import { oneBatch, type StreamBatches } from './stream-batches.js';
+import { oneBatch, type StreamOutcome } from './stream-batches.js';
 import type { UpstreamPools } from './pools.js';
 import type { ClientSignal } from '../http/client-signal.js';
 
@@ -20,12 +20,7 @@ export interface ChatOutcome {
   text?: string;
 }
 
-export interface StreamOutcome {
-  events: StreamBatches;
-  /** The body as sent upstream, for the payload archive; '' once accepted when nothing archives it (dispatch.ts). */
-  sent: string;
-  headers: PassHeaders;
-}
+export type { StreamOutcome } from './stream-batches.js';
 
 export class Upstream {
   constructor(private readonly pools: UpstreamPools) {}
@@ -69,7 +64,7 @@ export class Upstream {
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
     const sent = keepSent ? up.body : '';
-    return requestStream(this.pools, adapter, up, signal).then(({ events, headers }) => ({ events, sent, headers }));
+    return requestStream(this.pools, adapter, up, signal, sent);
   }
 
   /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text; not async, as chat() is not. */
@@ -83,7 +78,7 @@ export class Upstream {
   responsesStream(target: UpstreamTarget, body: NativeBody, signal: ClientSignal, keepSent: boolean): Promise<StreamOutcome> {
     const up = responsesRequest(target, body, true);
     const sent = keepSent ? up.body : '';
-    return requestStream(this.pools, openaiResponses, up, signal).then(({ events, headers }) => ({ events, sent, headers }));
+    return requestStream(this.pools, openaiResponses, up, signal, sent);
   }
 
   /** Not async, as chat() is not. */
