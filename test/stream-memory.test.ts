@@ -57,11 +57,14 @@ const WIRE = {
 /** A non-streamed call's answer, sent once released. */
 const COMPLETION = JSON.stringify({ id: 'chatcmpl-m', object: 'chat.completion', created: 1, model: 'big-model', choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }] });
 
-/** Answers every stream with its first event and holds it open, and holds every other call unanswered, until released. */
-async function holdingUpstream() {
+/**
+ * Answers every stream with its first event (`firstChat` for chat streams) and holds it open,
+ * and holds every other call unanswered, until released.
+ */
+async function holdingUpstream(firstChat = WIRE.chat.first) {
   const held: Array<{ res: ServerResponse; last: string }> = [];
   const server = createServer((req, res) => {
-    const wire = req.url?.endsWith('/responses') ? WIRE.responses : WIRE.chat;
+    const wire = req.url?.endsWith('/responses') ? WIRE.responses : { ...WIRE.chat, first: firstChat };
     // The flag is in the body's first bytes (the tests put it first); the rest is not kept, as it is the gateway's memory under test.
     let streamed: boolean | undefined;
     req.setEncoding('utf8').on('data', (d: string) => { streamed ??= d.includes('"stream":true'); });
@@ -95,9 +98,26 @@ function heldBytes(): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
-const CASES = [
+/** What the large first chunk case sends before it holds the stream: half a MB of text in its first delta (an event may be 1 MB: upstream.max_event_bytes). */
+const LARGE_FIRST = chunk({ role: 'assistant', content: 'x'.repeat(MB / 2) });
+
+interface Case {
+  name: string;
+  /** What the calls carry that the gateway must not keep. */
+  what: string;
+  path: string;
+  body: (content: string) => object;
+  wire: { done: string };
+  json?: boolean;
+  /** A chat stream's first event, when not the usual small one; the call is under way once all of it was relayed. */
+  first?: string;
+  limit: number;
+}
+
+const CASES: Case[] = [
   {
     name: 'chat completions',
+    what: 'a 1 MB prompt each',
     path: '/v1/chat/completions',
     body: (content: string) => ({ stream: true, model: 'big-model', messages: [{ role: 'user', content }] }),
     wire: WIRE.chat,
@@ -105,7 +125,19 @@ const CASES = [
     limit: 0.5 * MB,
   },
   {
+    name: 'chat completions, a large first chunk',
+    what: 'a 0.5 MB first delta each',
+    path: '/v1/chat/completions',
+    body: () => ({ stream: true, model: 'big-model', messages: [{ role: 'user', content: 'hello' }] }),
+    wire: WIRE.chat,
+    first: LARGE_FIRST,
+    // The stream's head (what its later chunks are matched against) was a slice of the first chunk's
+    // text, and kept all of it for the stream's life: 0.5 MB a stream.
+    limit: 0.25 * MB,
+  },
+  {
     name: 'chat completions, not streamed',
+    what: 'a 1 MB prompt each',
     path: '/v1/chat/completions',
     body: (content: string) => ({ model: 'big-model', messages: [{ role: 'user', content }] }),
     wire: { done: '"chat.completion"' },
@@ -116,6 +148,7 @@ const CASES = [
   },
   {
     name: 'native Responses',
+    what: 'a 1 MB prompt each',
     path: '/v1/responses',
     body: (content: string) => ({ stream: true, model: 'nat-model', store: false, input: content }),
     wire: WIRE.responses,
@@ -127,8 +160,8 @@ const CASES = [
 for (const http of HTTP_KINDS) {
   describe(`open calls over ${http}`, () => {
     for (const c of CASES) {
-      test(`${c.name}: hold no more of their request than they need, ${STREAMS} calls with a 1 MB prompt each`, async (t) => {
-        const up = await holdingUpstream();
+      test(`${c.name}: hold no more than they need, ${STREAMS} calls with ${c.what}`, async (t) => {
+        const up = await holdingUpstream(c.first);
         const gw = await startGateway({
           http,
           env: { [UPSTREAM_KEY_ENV]: 'sk-held' },
@@ -156,7 +189,15 @@ for (const http of HTTP_KINDS) {
             req.on('response', (res: IncomingMessage) => {
               if (res.statusCode !== 200) return fail(new Error(`status ${res.statusCode}`));
               if (c.json) return ok(res);
-              res.once('data', () => ok(res));
+              // Under way once the first event went through whole; what follows is read by finish().
+              let got = 0;
+              const onData = (d: Buffer) => {
+                got += d.length;
+                if (got < (c.first?.length ?? 1)) return;
+                res.off('data', onData);
+                ok(res);
+              };
+              res.on('data', onData);
             });
             req.on('error', fail);
           });
@@ -188,7 +229,7 @@ for (const http of HTTP_KINDS) {
           up.release();
           const tails = await Promise.all(calls.map(async (r) => finish(await r)));
           assert.ok(tails.every((t) => t.includes(c.wire.done)), 'every call ends once released');
-          assert.ok(perStream < c.limit, `an open call holds ${(perStream / MB).toFixed(2)} MB for a 1 MB prompt`);
+          assert.ok(perStream < c.limit, `an open call holds ${(perStream / MB).toFixed(2)} MB with ${c.what}`);
         } finally {
           up.release();
           await gw.close();
