@@ -7,8 +7,9 @@
 // to the old generation. Counted here with a promise hook over chunks that
 // the upstream writes one at a time, each read by the client before the next.
 // Nor does an open stream hold a promise: its relay ends the request itself
-// (ctx.end), where a chain of five promises, from the relay's up to the front
-// door's, waited for the stream's end and lived as long as the stream.
+// (ctx.end), where a chain of promises from the relay's up to the front
+// door's (7 a chat stream, 10 a Responses stream) waited for the stream's end
+// and lived as long as the stream.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
