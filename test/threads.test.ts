@@ -274,10 +274,13 @@ for (const http of ['uws', 'node'] as const) {
     test('SIGTERM lets every thread finish its streams, and every trace lands exactly once', async () => {
       mock.fault = 'slow-chunks';
       mock.slowMs = 40;
+      const seen = mock.requests.length;
       const streams = Array.from({ length: 8 }, () => fresh(gw.url, admin, '/v1/chat/completions', {
         ...chat('up-cheap'), stream: true, messages: [{ role: 'user', content: 'one two three four five six' }],
       }));
-      await new Promise((ok) => setTimeout(ok, 60));
+      // Every stream under way (the upstream has it) before the signal: one that reached a gateway
+      // after it rightly gets 503 shutting_down, and a fixed wait lost that race on a loaded machine.
+      await within(10_000, async () => mock.requests.length >= seen + 8);
       const exited = new Promise<number | null>((ok) => gw.child.once('exit', (code) => ok(code)));
       gw.child.kill('SIGTERM');
       const done = await Promise.all(streams);
