@@ -9,7 +9,8 @@ import type { ClientSignal } from '../http/client-signal.js';
 import { rateHeaders } from '../limits/gate.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { runChain, type ChainDeps } from '../upstream/resilient.js';
-import type { ChatOutcome, StreamOutcome } from '../upstream/upstream.js';
+import type { ChatOutcome } from '../upstream/upstream.js';
+import type { StreamOutcome } from '../upstream/stream-batches.js';
 import type { RequestContext } from './request-context.js';
 import { catalogueFor, targetFor, type Services } from './services.js';
 

@@ -20,8 +20,6 @@ export interface ChatOutcome {
   text?: string;
 }
 
-export type { StreamOutcome } from './stream-batches.js';
-
 export class Upstream {
   constructor(private readonly pools: UpstreamPools) {}
 
