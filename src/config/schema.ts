@@ -59,10 +59,10 @@ export const configSchema = z.object({
     /** Gateway threads on one port (uWebSockets.js only); unset means one per available core. */
     threads: z.number().int().min(1).max(256).optional(),
     /**
-     * V8's semi-space for each gateway thread or process, in MB (src/threads/young-generation.ts).
+     * V8's semi-space for each gateway thread or process, in MB, full from its start (src/threads/young-generation.ts).
      * A single gateway in the main process takes node's --max-semi-space-size instead.
      */
-    semi_space_mb: z.number().int().min(1).max(256).default(32),
+    semi_space_mb: z.number().int().min(1).max(256).default(16),
     /** node:http only (uWS's are fixed; docs/operations.md): a request's headers, and its whole head and body, must arrive within these. */
     headers_timeout_ms: z.number().int().positive().default(10_000),
     request_timeout_ms: z.number().int().positive().default(60_000),

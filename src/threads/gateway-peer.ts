@@ -22,7 +22,7 @@ export interface GatewayPeer {
 }
 
 export function spawnThread(start: ThreadStart, semiSpaceMb: number): GatewayPeer {
-  yieldSemiSpaceToThreads();
+  yieldSemiSpaceToThreads(semiSpaceMb);
   const w = new Worker(WORKER, { workerData: start, resourceLimits: threadResourceLimits(semiSpaceMb) });
   return {
     send: (m) => w.postMessage(m),
