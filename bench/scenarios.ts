@@ -16,7 +16,10 @@ export interface Measure {
   ttfbP50?: number;
   ttfbP99?: number;
   rssMb?: number;
+  /** Slow streams: the event-loop delay p99 while all of them are open, after the last has started. */
   loopDelayP99Ms?: number;
+  /** Slow streams: the same while they are being opened (a burst of arrivals). */
+  openingLoopDelayP99Ms?: number;
   /** Slow streams: the most the client had open at once (first byte read, end not yet). */
   peakOpen?: number;
   failed?: number;
@@ -119,6 +122,14 @@ function ttfb(paceMs: number, samples: number): Scenario['run'] {
  * chunks, opened streams at about 500 a second, and peaked near 2,800 open:
  * the cell then priced concurrency reached, not memory held. At 500 ms, with
  * 10 s streams, every target peaks at all 5,000.
+ *
+ * The event-loop delay is taken in two phases, split when every stream has
+ * had its first byte (or failed): while they arrive, in waves of 250 every
+ * 20 ms, and while they are held. The first prices a burst of arrivals, in
+ * which one loop turn takes a whole wave; the second, what holding them open
+ * costs, which is what the target for 5,000 open streams is about. A target
+ * that sends nothing until its answer is whole (buffered moderation) has
+ * almost no second phase. RSS is the peak over both.
  */
 function slowStreams(count: number, paceMs: number): Scenario['run'] {
   return async (t) => {
@@ -131,22 +142,28 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
     let peakOpen = 0;
     const failures: Record<string, number> = {};
     const fail = (why: string) => { failed++; failures[why] = (failures[why] ?? 0) + 1; };
+    // Every stream has started (its first byte, or its failure): the opening phase ends.
+    let started = 0;
+    let allStarted!: () => void;
+    const opening = new Promise<void>((ok) => { allStarted = ok; });
+    const start = () => { if (++started === count) allStarted(); };
     const one = () => new Promise<void>((ok) => {
+      let opened = false;
       const req = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers: headers(t) }, (res) => {
         let last = '';
-        let opened = false;
         res.on('data', (c: Buffer) => {
-          if (!opened) { opened = true; peakOpen = Math.max(peakOpen, ++open); }
+          if (!opened) { opened = true; peakOpen = Math.max(peakOpen, ++open); start(); }
           last = c.toString('utf8');
         });
         res.on('end', () => {
           if (opened) open--;
+          else start();
           if (res.statusCode !== 200 || !last.includes('[DONE]')) fail(`${res.statusCode}: ${last.slice(-160)}`);
           ok();
         });
-        res.on('error', (e) => { if (opened) open--; fail(e.message); ok(); });
+        res.on('error', (e) => { if (opened) open--; else start(); fail(e.message); ok(); });
       });
-      req.on('error', (e) => { fail(e.message); ok(); });
+      req.on('error', (e) => { if (!opened) { opened = true; start(); } fail(e.message); ok(); });
       req.end(payload);
     });
     const all: Promise<void>[] = [];
@@ -155,10 +172,16 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
       for (let j = i; j < Math.min(count, i + 250); j++) all.push(one());
       await new Promise((ok) => setTimeout(ok, 20));
     }
+    await opening;
+    const arriving = await t.stats?.();
+    await t.resetStats?.();
     await Promise.all(all);
     agent.destroy();
-    const s = await t.stats?.();
-    return { failed, peakOpen, ...(failed ? { failures } : {}), ...(s ? { rssMb: s.rssMb, loopDelayP99Ms: s.loopDelayP99Ms } : {}) };
+    const held = await t.stats?.();
+    const loop = arriving && held
+      ? { rssMb: Math.max(arriving.rssMb, held.rssMb), loopDelayP99Ms: held.loopDelayP99Ms, openingLoopDelayP99Ms: arriving.loopDelayP99Ms }
+      : {};
+    return { failed, peakOpen, ...(failed ? { failures } : {}), ...loop };
   };
 }
 
