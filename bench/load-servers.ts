@@ -109,7 +109,8 @@ const POLICY: NonNullable<ConfigInput['organizations']>[number]['policy'] = {
 async function sluice(upstream: string): Promise<{ port: number; key: string; keyId: string }> {
   const threads = Number(process.env.SLUICE_THREADS ?? 1);
   const input: ConfigInput = {
-    server: { threads },
+    // BENCH_TURN_BUDGET_MS prices server.turn_budget_ms (0 turns it off).
+    server: { threads, ...(process.env.BENCH_TURN_BUDGET_MS ? { turn_budget_ms: Number(process.env.BENCH_TURN_BUDGET_MS) } : {}) },
     providers: { up: {
       kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY',
       // The soak turns retries off, so the mock's injected failures reach the caller instead of being retried away.

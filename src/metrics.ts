@@ -7,6 +7,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({ name: 'sluice_requests_total', help: 'Requests by endpoint and caller-visible status', labelNames: ['endpoint', 'status'] as const, registers: [this.registry] });
   readonly authFailures = new Counter({ name: 'sluice_auth_failures_total', help: 'Requests refused for a missing, invalid or revoked key (these have no trace)', registers: [this.registry] });
+  readonly requestsDeferred = new Counter({ name: 'sluice_requests_deferred_total', help: 'Requests that arrived once their loop turn had spent server.turn_budget_ms, and started in a later turn', registers: [this.registry] });
   readonly upstreamErrors = new Counter({ name: 'sluice_upstream_errors_total', help: 'Upstream failures by provider', labelNames: ['provider'] as const, registers: [this.registry] });
   readonly latency = new Histogram({
     name: 'sluice_request_duration_seconds', help: 'End-to-end gateway latency', labelNames: ['endpoint'] as const,

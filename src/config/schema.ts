@@ -56,6 +56,11 @@ export const configSchema = z.object({
     /** Public base URL of this gateway, used to mint signed payload links. */
     public_url: z.url().optional(),
     shutdown_grace_ms: z.number().int().nonnegative().default(15_000),
+    /**
+     * How long new requests may run their setup in one event-loop turn before the rest wait for
+     * later turns (src/pipeline/turn-budget.ts); 0 starts every request at once.
+     */
+    turn_budget_ms: z.number().nonnegative().max(1_000).default(10),
     /** Gateway threads on one port (uWebSockets.js only); unset means one per available core. */
     threads: z.number().int().min(1).max(256).optional(),
     /**

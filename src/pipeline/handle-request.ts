@@ -7,6 +7,7 @@ import { sendError } from './reply.js';
 import { HANDED_OFF, RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 import { settleRequest } from './limits-stage.js';
+import { TurnBudget } from './turn-budget.js';
 
 /** Resolves HANDED_OFF when a stream it started ends the request itself (ctx.end). */
 export type Handler = (svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse, params: string[]) => Promise<void | typeof HANDED_OFF>;
@@ -59,6 +60,8 @@ export interface LifecycleHooks {
 export function createRequestHandler(svc: Services, routes: readonly Route[], hooks: LifecycleHooks): RequestHandler {
   const compiled: Compiled[] = routes.map((r) => ({ ...r, parts: r.pattern.split('/').filter(Boolean) }));
   const exact = new Map(compiled.filter((r) => !r.pattern.includes(':')).map((r) => [`${r.method} ${r.pattern}`, r]));
+  const budgetMs = svc.config.server.turn_budget_ms;
+  const turn = budgetMs > 0 ? new TurnBudget(budgetMs, () => svc.metrics.requestsDeferred.inc()) : undefined;
 
   function find(req: GatewayRequest): { route: Compiled; params: string[] } | GatewayError {
     const hit = exact.get(`${req.method} ${req.path}`);
@@ -151,6 +154,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     // One reaction, where a catch, a finally and a catch were three promises and five closures
     // per request, and microtask turns more at its end. A stream hands the end to ctx.end: the
     // chain of promises from its relay up to here would live as long as the stream.
-    start(found, ctx, req, res).then((r) => { if (r !== HANDED_OFF) finish(found, ctx, res, SUCCEEDED); }, (err: unknown) => finish(found, ctx, res, err));
+    const run = () => { start(found, ctx, req, res).then((r) => { if (r !== HANDED_OFF) finish(found, ctx, res, SUCCEEDED); }, (err: unknown) => finish(found, ctx, res, err)); };
+    if (turn) turn.run(run);
+    else run();
   };
 }
