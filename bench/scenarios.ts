@@ -146,9 +146,10 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
     let started = 0;
     let allStarted!: () => void;
     const opening = new Promise<void>((ok) => { allStarted = ok; });
-    const start = () => { if (++started === count) allStarted(); };
     const one = () => new Promise<void>((ok) => {
       let opened = false;
+      let counted = false;
+      const start = () => { if (!counted && (counted = true) && ++started === count) allStarted(); };
       const req = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers: headers(t) }, (res) => {
         let last = '';
         res.on('data', (c: Buffer) => {
@@ -157,13 +158,13 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
         });
         res.on('end', () => {
           if (opened) open--;
-          else start();
+          start();
           if (res.statusCode !== 200 || !last.includes('[DONE]')) fail(`${res.statusCode}: ${last.slice(-160)}`);
           ok();
         });
-        res.on('error', (e) => { if (opened) open--; else start(); fail(e.message); ok(); });
+        res.on('error', (e) => { if (opened) open--; start(); fail(e.message); ok(); });
       });
-      req.on('error', (e) => { if (!opened) { opened = true; start(); } fail(e.message); ok(); });
+      req.on('error', (e) => { start(); fail(e.message); ok(); });
       req.end(payload);
     });
     const all: Promise<void>[] = [];

@@ -22,8 +22,8 @@ const IMMEDIATE: Scheduler = { later: (fn) => { setImmediate(fn); } };
 
 export class TurnBudget {
   #turnStart = -1;
+  /** Requests waiting for a later turn; a drain is scheduled whenever it is not empty. */
   readonly #queue: Array<() => void> = [];
-  #draining = false;
 
   constructor(
     readonly budgetMs: number,
@@ -42,12 +42,8 @@ export class TurnBudget {
       start();
       return;
     }
-    this.#queue.push(start);
+    if (this.#queue.push(start) === 1) this.scheduler.later(this.#drain);
     this.onDefer();
-    if (!this.#draining) {
-      this.#draining = true;
-      this.scheduler.later(this.#drain);
-    }
   }
 
   #spent(): number {
@@ -65,7 +61,6 @@ export class TurnBudget {
   readonly #drain = (): void => {
     const start = this.#queue.shift()!;
     if (this.#queue.length) this.scheduler.later(this.#drain);
-    else this.#draining = false;
     start();
   };
 }

@@ -8,15 +8,16 @@
 //   request were 4.4-4.9 us at 32 against 6.1-6.4 at 16, per 20-chunk stream
 //   8.0-8.2 against 12.3-14.2 (1-3 % of the request's CPU). But the young
 //   generation a burst fills is three times the semi-space, and holding 5,000
-//   slow streams one gateway peaked at 239-252 MB at 32 and 217-223 at 16. The
+//   slow streams one gateway peaked at 239-265 MB at 32 and 217-224 at 16. The
 //   default is 16; a gateway that only ever serves short requests can take 32.
-// - Where it starts. V8 starts a heap at a 1 MB semi-space and doubles it as
+// - Where it starts. V8 starts a heap at a 1-2 MB semi-space and doubles it as
 //   scavenges find much alive. A burst arriving at a fresh gateway (a deploy, a
 //   failover, a load balancer adding an instance) is in flight across the many
 //   scavenges of that small space, and its temporaries are promoted to the old
 //   generation, to die there. Starting at the full size, the same burst peaked
-//   at 217-223 MB against 229-235. A gateway reaches the full size within a
-//   second of load anyway; idle, the space is reserved but not touched.
+//   at 217-224 MB against 229-235. A gateway reaches the full size within a
+//   second of load anyway; a cold one pays for it, as its own start-up
+//   allocations fill the full space at once (idle, 113-115 MB against 95-97).
 //
 // A gateway thread takes its size as a resource limit and a gateway process as
 // a flag; a gateway in the main process has the heap node started it with, so
