@@ -69,7 +69,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await credentials.start();
     cleanup.unshift(() => credentials.stop());
     // Process-wide metrics (CPU, memory) come from the main thread once, not from every gateway thread.
-    const metrics = new Metrics(!opts.thread, opts.thread?.index);
+    const metrics = new Metrics(!opts.thread, opts.thread?.index, config.telemetry.event_loop_resolution_ms);
     const keyCache = await openKeyCache({
       pool: db.pool, redisUrl: opts.redisUrl, ttlMs: config.auth.cache_ttl_ms, staleMs: config.auth.stale_if_error_ms, prefix: config.redis.key_prefix, log,
     });

@@ -2,6 +2,7 @@
 // in one process (tests, benchmarks). Served at GET /metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { TraceMetrics } from './traces/index.js';
+import { exposeThreadLoopDelay } from './thread-loop-delay.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -32,9 +33,14 @@ export class Metrics {
     m.seconds.observe(seconds);
   }
 
-  constructor(defaults = false, thread?: number) {
-    if (defaults) collectDefaultMetrics({ register: this.registry });
+  /**
+   * `defaults`: the process's own metrics (CPU, memory, and the event loop of the thread that collects them).
+   * `thread`: this gateway's index when it is one of several, which then reports its own event loop.
+   */
+  constructor(defaults = false, thread?: number, loopResolutionMs = 10) {
+    if (defaults) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: loopResolutionMs });
     if (thread !== undefined) {
+      exposeThreadLoopDelay(this.registry, thread, loopResolutionMs);
       this.threadServed = new Counter({ name: 'sluice_thread_requests_total', help: 'Requests by gateway thread', labelNames: ['thread'] as const, registers: [this.registry] }).labels(String(thread));
     }
   }

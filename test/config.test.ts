@@ -21,6 +21,8 @@ test('errors name the field and the rule', () => {
   fails({ organizations: [{ id: 'a' }, { id: 'a' }] }, /organizations\.1\.id: duplicate/);
   fails({ organizations: [{ id: 'a', models: ['gpt-4o'], auto_preference: ['gpt-4o-mini'] }] }, /auto_preference\.0: "gpt-4o-mini" is not an activated model/);
   fails({ models: [{ id: 'auto', provider: 'openai', context_window: 1, pricing: { prompt: 0, completion: 0 } }] }, /models\.0\.id: must not be "auto"/);
+  // A zero resolution would sample the loop without pause.
+  fails({ telemetry: { event_loop_resolution_ms: 0 } }, /telemetry\.event_loop_resolution_ms/);
 });
 
 test('the result is deep-frozen', () => {

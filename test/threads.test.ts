@@ -84,6 +84,8 @@ for (const http of ['uws', 'node'] as const) {
         server: { threads: 2 },
         auth: { cache_ttl_ms: 60_000, last_used_flush_ms: 1_000 },
         redis: { rules_poll_ms: 60_000 },
+        // Fine enough that a stall of a few milliseconds shows (the default, 10 ms, is prom-client's).
+        telemetry: { event_loop_resolution_ms: 1 },
       });
       const [acme, ...others] = base.organizations!;
       writeFileSync(configFile, JSON.stringify({
@@ -124,6 +126,33 @@ for (const http of ['uws', 'node'] as const) {
       assert.ok(served.every((n) => n > 0), `each thread served some: ${served}`);
       const total = Number(/^sluice_requests_total\{endpoint="chat",status="200"\} (\d+)/m.exec(text)?.[1]);
       assert.equal(total, 40, 'the counters of both threads are summed');
+    });
+
+    test("/metrics gives each gateway's own event-loop delay, where a stall on the thread that served shows", async () => {
+      // A body near the 4 MB limit: parsing it and the echoed answer holds a gateway's loop for milliseconds.
+      const big = { model: 'up-cheap', messages: [{ role: 'user', content: 'stall '.repeat(600_000) }] };
+      // A scrape starts a new window on every gateway, so the next one covers the chats alone.
+      const before = await servedByThread(gw.url, admin);
+      for (let i = 0; i < 6; i += 2) {
+        const replies = await Promise.all([fresh(gw.url, admin, '/v1/chat/completions', big), fresh(gw.url, admin, '/v1/chat/completions', big)]);
+        for (const r of replies) assert.equal(r.status, 200, r.text.slice(0, 300));
+      }
+      const text = (await fresh(gw.url, admin, '/metrics')).text;
+      // Since `before`: the six chats and that scrape's own request (counted once it had answered).
+      const served = [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)]
+        .sort((a, b) => Number(a[1]) - Number(b[1])).map((m, i) => Number(m[2]) - before[i]!);
+      assert.equal(served.reduce((a, b) => a + b, 0), 7, `served: ${served}`);
+      const lag = (name: string) => new Map([...text.matchAll(new RegExp(`^nodejs_eventloop_lag_${name}_seconds\\{thread="(\\d)"\\} (\\S+)`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])]));
+      const max = lag('max');
+      const p50 = lag('p50');
+      assert.deepEqual([...max.keys()].sort(), [0, 1], text);
+      assert.deepEqual([...p50.keys()].sort(), [0, 1], text);
+      // Sampled every millisecond, not every ten (prom-client's default would put the median near 0.010).
+      for (const [t, v] of p50) assert.ok(v >= 0.0009 && v < 0.009, `thread ${t} p50 ${v}`);
+      // Two requests or more since `before` include at least one large chat (the other may be that scrape).
+      for (const [t, n] of served.entries()) {
+        if (n >= 2) assert.ok(max.get(t)! >= 0.004, `thread ${t} served ${n} requests, large chats among them; its longest delay was ${max.get(t)} s`);
+      }
     });
 
     test('policy.workers counts for the instance: two gateways start one scan thread each, and their chats are redacted', async () => {

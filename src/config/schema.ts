@@ -113,6 +113,11 @@ export const configSchema = z.object({
   traces: traceSettingsSchema.prefault({}),
   responses: responsesSettingsSchema.prefault({}),
   telemetry: z.object({
+    /**
+     * How often, in ms, each event loop's delay is sampled for /metrics (`nodejs_eventloop_lag_*`,
+     * one set per gateway thread): a stall much shorter than this can go unseen, and each sample wakes the loop.
+     */
+    event_loop_resolution_ms: z.number().int().min(1).max(1_000).default(10),
     /** One OpenTelemetry span per traced request, sent over OTLP/HTTP (JSON). Off when absent. */
     otlp: z.object({
       /** The collector's base URL (`/v1/traces` is appended) or the full traces URL. */

@@ -54,7 +54,7 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   const db = await openDatabase({ url: o.databaseUrl, dataDir: o.dataDir, log: (m) => o.log.debug(m) });
   const pipeline = new TracePipeline({ pool: db.pool, settings: o.config.traces, dataDir: o.dataDir, logger: o.log });
   pipeline.start();
-  const metrics = new Metrics(true);
+  const metrics = new Metrics(true, undefined, o.config.telemetry.event_loop_resolution_ms);
   exposeTraceMetrics(metrics, pipeline);
   // Rate limits and budgets hold per instance: without Redis (or while it is down) every thread counts here.
   const limitStore = new LocalStore();
