@@ -81,6 +81,8 @@ describe('reading an OpenAI embeddings answer from its text', () => {
       [answer('[{"index":0,"x\\"embedding":[5],"embedding":[1]}]'), [[1]]],
       // Not all numbers: no longer plain vector text, so parsed (and passed on) as before.
       [answer('[{"index":0,"embedding":[1,null]}]'), [[1, null]]],
+      // One vector plain, the next not: the whole answer is read the ordinary way.
+      [answer('[{"index":0,"embedding":[1]},{"index":1,"embedding":[2,true]}]'), [[1], [2, true]]],
       // Not JSON at all (a no-break space is not JSON whitespace): never passed on as text.
       [answer('[{"index":0,"embedding":[1,\u00a02]}]'), undefined],
     ];

