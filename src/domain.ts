@@ -229,9 +229,10 @@ export interface UpstreamErrorDetails {
 
 /**
  * One embedding: the float vector, or the upstream's own JSON text of it (an
- * array of JSON numbers, checked), which a float answer passes on unparsed.
+ * array of JSON numbers, checked), which a float answer passes on unparsed:
+ * as a string, or as the bytes of the upstream's body it was read from.
  */
-export type EmbeddingVector = number[] | string;
+export type EmbeddingVector = number[] | string | Buffer;
 
 export interface EmbeddingsResult {
   vectors: EmbeddingVector[];
@@ -256,8 +257,8 @@ export interface ProviderAdapter {
   credentialRejected?(status: number, body: string): boolean;
   /** Absent when the provider has no embeddings API (-> embeddings_unsupported). */
   embeddingsRequest?(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest;
-  /** The answer from its text, where that beats parsing it all (JSON.parse then embeddingsResponse is the default). */
-  embeddingsText?(text: string): EmbeddingsResult;
+  /** The answer from its text (and the bytes it was decoded from), where that beats parsing it all (JSON.parse then embeddingsResponse is the default). */
+  embeddingsText?(text: string, bytes?: Buffer): EmbeddingsResult;
   embeddingsResponse?(body: unknown): EmbeddingsResult;
 }
 

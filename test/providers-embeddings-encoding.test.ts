@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayError } from '../src/errors.js';
-import { decodeBase64, embeddingDataJson, encodeBase64, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
+import { decodeBase64, embeddingDataJson, embeddingsBody, encodeBase64, expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { openaiCompatible } from '../src/providers/openai-compatible/index.js';
 
 /** Decodes with Buffer's explicit little-endian reader, independently of the module under test. */
@@ -50,6 +50,20 @@ describe('embeddings encoding', () => {
     assert.equal(embeddingDataJson(['[0.10, 1E2]'], 'float'), '[{"object":"embedding","index":0,"embedding":[0.10, 1E2]}]');
   });
 
+  it('writes the whole answer as bytes when every vector is the upstream\'s bytes, and as text otherwise, alike', () => {
+    const texts = ['[1,2]', '[ 0.5 ]', '[-2.5e-1, 0]'];
+    const tail = ',"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}';
+    const asText = embeddingsBody(texts, 'float', tail);
+    assert.equal(typeof asText, 'string');
+    const asBytes = embeddingsBody(texts.map((t) => Buffer.from(t)), 'float', tail);
+    assert.ok(Buffer.isBuffer(asBytes));
+    assert.equal(asBytes.toString(), asText);
+    assert.equal(asText, `{"object":"list","data":${embeddingDataJson(texts, 'float')}${tail}`);
+    // base64 decodes the vectors, whichever form they came in.
+    assert.equal(embeddingsBody(texts.map((t) => Buffer.from(t)), 'base64', tail), embeddingsBody(texts, 'base64', tail));
+    assert.equal(embeddingsBody([], 'float', tail), `{"object":"list","data":[]${tail}`);
+  });
+
   it('fails a batch without one vector per input', () => {
     expectOneVectorPerInput([[1], [2]], 2);
     for (const [vectors, inputs] of [[[[1]], 2], [[], 1], [[[1], [2]], 1]] as const) {
@@ -71,6 +85,17 @@ describe('reading an OpenAI embeddings answer from its text', () => {
     assert.deepEqual(r.usage, { prompt_tokens: 7, total_tokens: 7 });
     // The same values as the ordinary reading.
     assert.deepEqual(r.vectors.map((v) => JSON.parse(v as string)), embeddingsResponse!(JSON.parse(text)).vectors);
+  });
+
+  it('given the bytes of an all-ASCII answer, each vector is a view of its own bytes; otherwise its text', () => {
+    const text = answer('[{"object":"embedding","index":1,"embedding":[0.25,-1e-3]},{"object":"embedding","index":0,"embedding":[ 1.50 , 2 ]}]');
+    const bytes = Buffer.from(text);
+    const r = embeddingsText!(text, bytes);
+    assert.ok(r.vectors.every((v) => Buffer.isBuffer(v) && v.buffer === bytes.buffer), 'views of the body, not copies');
+    assert.deepEqual(r.vectors.map((v) => (v as Buffer).toString()), ['[ 1.50 , 2 ]', '[0.25,-1e-3]']);
+    // A character of two bytes before the vectors: offsets in the text no longer match the bytes, so texts.
+    const wide = answer('[{"index":0,"embedding":[7]}]').replace('"object":"list"', '"object":"listé"');
+    assert.deepEqual(embeddingsText!(wide, Buffer.from(wide)).vectors, ['[7]']);
   });
 
   it('reads the ordinary way what it cannot vouch for, and still refuses what is not floats', () => {

@@ -4,7 +4,7 @@
 import type { ModelEntry } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse } from '../http/types.js';
-import { embeddingDataJson, expectOneVectorPerInput } from '../providers/embeddings-encoding.js';
+import { embeddingsBody, expectOneVectorPerInput } from '../providers/embeddings-encoding.js';
 import { hasEmbeddings } from '../providers/registry.js';
 import { costUsd, estimateTextTokens } from '../routing/token-estimate.js';
 import { parseEmbeddingsRequest } from './embeddings-request.js';
@@ -57,7 +57,7 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
     usage: { prompt_tokens: prompt, total_tokens: prompt },
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
-  const body = `{"object":"list","data":${embeddingDataJson(result.vectors, emb.encoding_format)},${rest.slice(1)}`;
+  const body = embeddingsBody(result.vectors, emb.encoding_format, `,${rest.slice(1)}`);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
   sendJson(res, 200, body, ctx.requestId, headers);
 }

@@ -5,7 +5,7 @@ import type { GatewayResponse, HeaderList } from '../http/types.js';
 
 export const JSON_TYPE = 'application/json';
 
-export function sendJson(res: GatewayResponse, status: number, body: string, requestId: string, extra: HeaderList = []): void {
+export function sendJson(res: GatewayResponse, status: number, body: string | Buffer, requestId: string, extra: HeaderList = []): void {
   res.send(status, [['content-type', JSON_TYPE], ['x-request-id', requestId], ...extra], body);
 }
 

@@ -126,7 +126,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
 /** A JSON answer, parsed once from the whole body. */
 class JsonExchange extends Exchange {
   private parts: Buffer[] = [];
-  parse: (text: string) => unknown = JSON.parse;
+  parse: ((text: string, bytes: Buffer) => unknown) | undefined;
   /** The whole body's text, once it has ended. */
   text = '';
   protected get holdsBody(): boolean { return true; }
@@ -138,8 +138,10 @@ class JsonExchange extends Exchange {
   protected end(): void {
     try {
       // An answer that came in one read (most JSON answers) is decoded where it lies, not copied first.
-      this.text = (this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts)).toString('utf8');
-      this.resolve(this.parse(this.text));
+      const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+      this.parts = [];
+      this.text = bytes.toString('utf8');
+      this.resolve(this.parse ? this.parse(this.text, bytes) : JSON.parse(this.text));
     } catch (err) {
       this.reject(err instanceof GatewayError ? err : new GatewayError('upstream_error', 'The upstream returned a body that is not JSON.', { cause: err }));
     }
@@ -153,12 +155,12 @@ class JsonExchange extends Exchange {
 /** `text` is the body as the upstream wrote it, which `body` was parsed from. */
 export interface JsonAnswer { body: unknown; text: string; headers: PassHeaders }
 
-/** `parse` turns the whole body's text into the answer: JSON.parse unless the caller has a cheaper reading. */
+/** `parse` turns the whole body's text (and its bytes) into the answer: JSON.parse unless the caller has a cheaper reading. */
 export function requestJson(
-  pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal, parse?: (text: string) => unknown,
+  pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal, parse?: (text: string, bytes: Buffer) => unknown,
 ): Promise<JsonAnswer> {
   const ex = new JsonExchange(adapter, signal, pools);
-  if (parse) ex.parse = parse;
+  ex.parse = parse;
   const p = new Promise<unknown>((ok, fail) => { ex.resolve = ok; ex.reject = fail; });
   ex.start(pools, up);
   return p.then((body) => ({ body, text: ex.text, headers: ex.headers }));

@@ -39,10 +39,20 @@ const VECTOR_MEMBER = new RegExp(String.raw`"embedding"${WS}:${WS}(\[${WS}(?:${N
  * The embeddings answer from its text, the vectors left as their own JSON text.
  * Anything the shortcut cannot vouch for (a placeholder out of place, a vector
  * that is not plain numbers and so was not cut out) is read the ordinary way instead.
+ *
+ * Given the `bytes` the text was decoded from, and where they are one byte a
+ * character (all ASCII: UTF-8 takes more than one byte for any other
+ * character, and a byte it cannot decode is one character too), each vector
+ * is the very bytes it came in, a view with no copy, so the answer can go out
+ * as bytes (embeddingsBody) instead of a string to encode again.
  */
-export function embeddingsText(text: string): EmbeddingsResult {
-  const texts: string[] = [];
-  const skeleton = text.replace(VECTOR_MEMBER, (_m, vector: string) => `"embedding":${texts.push(vector) - 1}`);
+export function embeddingsText(text: string, bytes?: Buffer): EmbeddingsResult {
+  const texts: EmbeddingVector[] = [];
+  const asBytes = bytes !== undefined && bytes.length === text.length;
+  const skeleton = text.replace(VECTOR_MEMBER, (match: string, vector: string, at: number) => {
+    const end = at + match.length;
+    return `"embedding":${texts.push(asBytes ? bytes.subarray(end - vector.length, end) : vector) - 1}`;
+  });
   let body: unknown;
   try { body = JSON.parse(skeleton); } catch { body = undefined; }
   const data = isObj(body) && Array.isArray(body.data) ? body.data : undefined;
