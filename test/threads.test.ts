@@ -33,6 +33,8 @@ const RPM = 10;
 const AFTER_REPLACEMENT = 12;
 /** Chats of the policy test. */
 const POLICED_CHATS = 16;
+/** Chats of the event-loop test, near the body limit. */
+const LARGE_CHATS = 6;
 
 /** Live child processes of `pid` (a zombie not yet reaped is already gone), oldest first. */
 function childPids(pid: number): number[] {
@@ -133,15 +135,15 @@ for (const http of ['uws', 'node'] as const) {
       const big = { model: 'up-cheap', messages: [{ role: 'user', content: 'stall '.repeat(600_000) }] };
       // A scrape starts a new window on every gateway, so the next one covers the chats alone.
       const before = await servedByThread(gw.url, admin);
-      for (let i = 0; i < 6; i += 2) {
+      for (let i = 0; i < LARGE_CHATS; i += 2) {
         const replies = await Promise.all([fresh(gw.url, admin, '/v1/chat/completions', big), fresh(gw.url, admin, '/v1/chat/completions', big)]);
         for (const r of replies) assert.equal(r.status, 200, r.text.slice(0, 300));
       }
       const text = (await fresh(gw.url, admin, '/metrics')).text;
-      // Since `before`: the six chats and that scrape's own request (counted once it had answered).
+      // Since `before`: the large chats and that scrape's own request (counted once it had answered).
       const served = [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)]
         .sort((a, b) => Number(a[1]) - Number(b[1])).map((m, i) => Number(m[2]) - before[i]!);
-      assert.equal(served.reduce((a, b) => a + b, 0), 7, `served: ${served}`);
+      assert.equal(served.reduce((a, b) => a + b, 0), LARGE_CHATS + 1, `served: ${served}`);
       const lag = (name: string) => new Map([...text.matchAll(new RegExp(`^nodejs_eventloop_lag_${name}_seconds\\{thread="(\\d)"\\} (\\S+)`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])]));
       const max = lag('max');
       const p50 = lag('p50');
@@ -320,9 +322,9 @@ for (const http of ['uws', 'node'] as const) {
       assert.equal(await exited, 0);
       mock.fault = 'none';
       const rows = await pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM traces');
-      // Every chat of this suite, from both threads: 40, the policed ones, 8 archived, then 1 + 20 + 20 around the rule,
-      // 2 x 30 limited, 20 to the dead upstream, the chats after a replacement (processes only), then the 8 streams.
-      const chats = 177 + POLICED_CHATS + (http === 'node' ? AFTER_REPLACEMENT : 0);
+      // Every chat of this suite, from both threads: 40, the large ones, the policed ones, 8 archived, then 1 + 20 + 20
+      // around the rule, 2 x 30 limited, 20 to the dead upstream, the chats after a replacement (processes only), then the 8 streams.
+      const chats = 177 + LARGE_CHATS + POLICED_CHATS + (http === 'node' ? AFTER_REPLACEMENT : 0);
       assert.equal(Number(rows.rows[0]!.ids), chats, 'every request traced');
       assert.equal(Number(rows.rows[0]!.n), chats, 'none twice');
     });
