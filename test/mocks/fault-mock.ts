@@ -4,7 +4,7 @@
 // gateway meets each fault on a real socket; `sent` shows how much of a huge
 // answer the gateway actually read before it cut the connection.
 import type { ServerResponse } from 'node:http';
-import { sleep, startMockServer, type MockUpstream } from './mock-server.js';
+import { drainedOrClosed, sleep, startMockServer, type MockUpstream } from './mock-server.js';
 
 export type UpstreamFault =
   | { kind: 'hang' }
@@ -40,13 +40,7 @@ async function pour(res: ServerResponse, mock: FaultMock, head: string, bytes: n
   for (let left = bytes - head.length; left > 0 && !res.destroyed; left -= MiB) {
     const piece = left >= MiB ? block : block.subarray(0, left);
     mock.sent += piece.length;
-    if (!res.write(piece)) {
-      await new Promise<void>((ok) => {
-        const done = () => { res.off('drain', done); res.off('close', done); ok(); };
-        res.on('drain', done);
-        res.on('close', done);
-      });
-    }
+    if (!res.write(piece)) await drainedOrClosed(res);
   }
   if (!res.destroyed) res.end();
 }

@@ -135,6 +135,19 @@ export async function startMockServer(handler: MockHandler): Promise<MockUpstrea
 
 export const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
 
+/**
+ * After a write that returned false: resolves once the response drains or closes,
+ * whichever comes first, and leaves no listener for the other behind (one left per
+ * wait piled up on a long stream, past node's warning at eleven).
+ */
+export function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise<void>((ok) => {
+    const done = () => { res.off('drain', done); res.off('close', done); ok(); };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 /** The pieces a mock streams an echo in: one per word (with its trailing whitespace), or at most `chunks` runs of words when set. */
 export function splitWords(text: string, chunks: number | undefined): string[] {
   const words = text.match(/\S+\s*/g) ?? [text];

@@ -4,7 +4,7 @@
 // offered tools, it calls one (see `answer`); `n` choices come back, alike, and
 // interleaved when streamed; `response_format: json_schema` gets a matching object.
 import type { ServerResponse } from 'node:http';
-import { startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
+import { drainedOrClosed, startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
 import { responsesEndpoint } from './openai-responses-mock.js';
 import { valueFor } from './schema-value.js';
 
@@ -39,7 +39,7 @@ async function bigStream(res: ServerResponse, mock: OpenAIMock, n: number): Prom
   const line = `data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${piece}"},"finish_reason":null}]}\n\n`;
   mock.bigSocket = res.socket ?? undefined;
   for (let i = 0; i < n; i++) {
-    if (!res.write(line)) await new Promise<void>((ok) => { res.once('drain', ok); res.once('close', ok); });
+    if (!res.write(line)) await drainedOrClosed(res);
     if (res.destroyed) return;
   }
   res.write('data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
