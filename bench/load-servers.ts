@@ -105,14 +105,16 @@ const POLICY: NonNullable<ConfigInput['organizations']>[number]['policy'] = {
   moderation: { mode: 'buffered', rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb', 'build a weapon'] }] },
 };
 
+/** Gateway threads of the sluice kinds (SLUICE_THREADS). */
+const THREADS = Number(process.env.SLUICE_THREADS ?? 1);
+
 /** The gateway as `sluice serve` runs it: one thread in process, or SLUICE_THREADS gateway threads from a config file. */
 async function sluice(upstream: string): Promise<{ port: number; key: string; keyId: string }> {
-  const threads = Number(process.env.SLUICE_THREADS ?? 1);
   const input: ConfigInput = {
     // BENCH_TURN_BUDGET_MS prices server.turn_budget_ms (0 turns it off).
-    server: { threads, ...(process.env.BENCH_TURN_BUDGET_MS ? { turn_budget_ms: Number(process.env.BENCH_TURN_BUDGET_MS) } : {}) },
+    server: { threads: THREADS, ...(process.env.BENCH_TURN_BUDGET_MS ? { turn_budget_ms: Number(process.env.BENCH_TURN_BUDGET_MS) } : {}) },
     // Gateway threads report their own loop delay on /metrics (below), sampled as finely as this process samples its own.
-    ...(threads > 1 ? { telemetry: { event_loop_resolution_ms: 1 } } : {}),
+    ...(THREADS > 1 ? { telemetry: { event_loop_resolution_ms: 1 } } : {}),
     providers: { up: {
       kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'BENCH_UPSTREAM_KEY',
       // The soak turns retries off, so the mock's injected failures reach the caller instead of being retried away.
@@ -130,12 +132,12 @@ async function sluice(upstream: string): Promise<{ port: number; key: string; ke
   const http = (process.env.SLUICE_HTTP as 'uws' | 'node' | undefined) ?? 'auto';
   const logger = pino({ level: 'warn' });
   let gw: { port: number; databaseUrl: string; close(): Promise<void> };
-  if (threads > 1) {
+  if (THREADS > 1) {
     // Gateway threads read their config from a file, as under `sluice serve` (JSON is YAML).
     const configPath = join(dataDir, 'bench.yaml');
     writeFileSync(configPath, JSON.stringify(input));
     gw = await startThreaded({
-      config: loadConfig(configPath), configPath, threads, databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.SLUICE_BENCH_REDIS_URL,
+      config: loadConfig(configPath), configPath, threads: THREADS, databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.SLUICE_BENCH_REDIS_URL,
       dataDir, host: '127.0.0.1', port: 0, http, logLevel: 'warn', log: logger,
     });
   } else {
@@ -176,7 +178,7 @@ setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()); }, 1
  * next window. Undefined with one gateway, whose loop is this process's.
  */
 async function gatewaysLoopDelayP99Ms(): Promise<number | undefined> {
-  if (!kind!.startsWith('sluice') || Number(process.env.SLUICE_THREADS ?? 1) <= 1) return undefined;
+  if (!kind!.startsWith('sluice') || THREADS <= 1) return undefined;
   const text = await fetch(`http://127.0.0.1:${ready.port}/metrics`).then((r) => r.text(), () => '');
   const p99 = [...text.matchAll(/^nodejs_eventloop_lag_p99_seconds\{thread="\d+"\} (\S+)/gm)].map((m) => Number(m[1]) * 1000);
   return p99.length ? Math.max(...p99) : undefined;

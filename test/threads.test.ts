@@ -51,10 +51,14 @@ function childPids(pid: number): number[] {
   return out.sort((a, b) => a[1] - b[1]).map(([p]) => p);
 }
 
+/** Requests served by each thread, in thread order, as a /metrics text counts them. */
+function servedIn(text: string): number[] {
+  return [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)].sort((a, b) => Number(a[1]) - Number(b[1])).map((m) => Number(m[2]));
+}
+
 /** Requests served so far by each thread, from /metrics. */
 async function servedByThread(url: string, key: string): Promise<number[]> {
-  const text = (await fresh(url, key, '/metrics')).text;
-  return [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)].sort((a, b) => Number(a[1]) - Number(b[1])).map((m) => Number(m[2]));
+  return servedIn((await fresh(url, key, '/metrics')).text);
 }
 
 /** `n` chats, four connections at a time, each on its own connection so both threads take some. */
@@ -141,8 +145,7 @@ for (const http of ['uws', 'node'] as const) {
       }
       const text = (await fresh(gw.url, admin, '/metrics')).text;
       // Since `before`: the large chats and that scrape's own request (counted once it had answered).
-      const served = [...text.matchAll(/^sluice_thread_requests_total\{thread="(\d)"\} (\d+)/gm)]
-        .sort((a, b) => Number(a[1]) - Number(b[1])).map((m, i) => Number(m[2]) - before[i]!);
+      const served = servedIn(text).map((n, i) => n - before[i]!);
       assert.equal(served.reduce((a, b) => a + b, 0), LARGE_CHATS + 1, `served: ${served}`);
       const lag = (name: string) => new Map([...text.matchAll(new RegExp(`^nodejs_eventloop_lag_${name}_seconds\\{thread="(\\d)"\\} (\\S+)`, 'gm'))].map((m) => [Number(m[1]), Number(m[2])]));
       const max = lag('max');
