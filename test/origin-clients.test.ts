@@ -2,8 +2,9 @@
 // the idle connection, concurrent calls each get their own, the cap queues
 // calls in order, a call that failed in any way (even one refused before it
 // was sent) frees its place (a leaked place under a cap of one would hang
-// every later call), connections the upstream closes are forgotten, and
-// close() waits for the calls in flight.
+// every later call), calls aborted as they are handed over or on their headers
+// leave the calls beside them unharmed, connections the upstream closes are forgotten, and close() waits for the
+// calls in flight.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -41,6 +42,7 @@ describe('OriginClients', () => {
           case '/500': return void res.writeHead(500).end('broken');
           case '/cut': res.writeHead(200, { 'content-length': '100' }); res.write('partial'); return void setTimeout(() => res.socket?.destroy(), 20);
           case '/close': return void res.writeHead(200, { connection: 'close' }).end('closing');
+          case '/later': return void setTimeout(() => res.end('later'), 2);
           default: res.end(`ok ${req.url}`);
         }
       });
@@ -112,6 +114,31 @@ describe('OriginClients', () => {
     assert.equal(pool.queued, 0);
     assert.equal(pool.clients, 1);
     await pool.close();
+  });
+
+  test('calls aborted as undici hands them over or on their headers, among ordinary ones: every ordinary call is answered, and close() ends with no client', NO_HANG, async () => {
+    const pool = new OriginClients(origin, OPTIONS);
+    // 0: answered; 1: aborted in onRequestStart, as by a caller already gone; 2: aborted on its headers.
+    const one = (how: number) => new Promise<string>((ok) => {
+      pool.dispatch({ path: how ? '/later' : '/x', method: 'POST', body: 'hi' }, {
+        onRequestStart(c) { if (how === 1) c.abort(new Error('caller left')); },
+        onResponseStart(c) { if (how === 2) c.abort(new Error('caller left')); },
+        onResponseData() {},
+        onResponseEnd() { ok('answered'); },
+        onResponseError(_c, err) { ok(err.message === 'caller left' ? 'aborted' : `failed: ${err.message}`); },
+      });
+    });
+    const failures: string[] = [];
+    for (let round = 0; round < 40; round++) {
+      const ends = await Promise.all(Array.from({ length: 16 }, (_, i) => one((i + round) % 3)));
+      ends.forEach((end, i) => {
+        const expected = (i + round) % 3 === 0 ? 'answered' : 'aborted';
+        if (end !== expected) failures.push(end);
+      });
+    }
+    assert.deepEqual(failures, [], `${failures.length} of 640 calls ended otherwise than asked`);
+    await pool.close();
+    assert.equal(pool.clients, 0);
   });
 
   test('a refused origin fails each call and keeps no client', NO_HANG, async () => {

@@ -14,6 +14,8 @@
 // the connector holds the TLS session cache, so a new connection to an HTTPS
 // upstream resumes a session instead of a full handshake, and no connection
 // carries a connector (and its cache) of its own.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { buildConnector, Client, type Dispatcher } from 'undici';
 
 export interface OriginOptions {
@@ -32,6 +34,66 @@ interface Slot {
   /** Where the slot is in the idle stack; -1 while it carries a call. */
   idleAt: number;
   connected: boolean;
+}
+
+/**
+ * The handler undici is given for one call: it passes every callback on to
+ * the caller's handler, and frees the slot once the call has ended (the first
+ * of onResponseEnd and onResponseError). Not on the client's 'drain' event,
+ * which undici's Pool uses: 'drain' says the client could take another call,
+ * and undici can emit it late. A call dropped while undici writes it (its
+ * caller already gone) is followed by a queued 'drain', which lands after the
+ * next call has taken the client: freed on that, the client was handed a
+ * second call, or destroyed under one when its connection closed (one call in
+ * eleven failed so with aborts among concurrent calls), and the count of
+ * clients fell below zero, so close() never ended.
+ */
+class SlotCall implements Dispatcher.DispatchHandler {
+  private ended = false;
+
+  constructor(private readonly pool: OriginClients, private readonly slot: Slot, private readonly handler: Dispatcher.DispatchHandler) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.handler.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    try {
+      this.handler.onResponseEnd?.(controller, trailers);
+    } finally {
+      this.end();
+    }
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController | null, error: Error): void {
+    try {
+      this.handler.onResponseError?.(controller as Dispatcher.DispatchController, error);
+    } finally {
+      this.end();
+    }
+  }
+
+  /**
+   * Frees the slot once undici is done with the call: these callbacks run inside its parser
+   * and its write loop, where the next waiting call's dispatch would re-enter them.
+   */
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    queueMicrotask(() => this.pool.release(this.slot));
+  }
 }
 
 interface Waiting { opts: Dispatcher.DispatchOptions; handler: Dispatcher.DispatchHandler }
@@ -78,14 +140,11 @@ export class OriginClients {
     });
     const slot: Slot = { client, idleAt: -1, connected: false };
     this.size++;
-    // A client says it is free again with 'drain', after every call however it ended (answered,
-    // failed, refused, aborted): undici's Pool relies on the same event.
-    client.on('drain', () => this.release(slot));
     client.on('connect', () => { slot.connected = true; this.sockets++; });
     client.on('disconnect', () => {
       if (slot.connected) { slot.connected = false; this.sockets--; }
       // The upstream (or the keep-alive timer) closed an idle connection: forget its client
-      // rather than keep one per past burst of calls. A busy one says 'drain' after its call fails.
+      // rather than keep one per past burst of calls. A busy one is freed when its call fails.
       if (slot.idleAt >= 0) this.drop(slot);
     });
     return slot;
@@ -93,13 +152,13 @@ export class OriginClients {
 
   private run(slot: Slot, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     slot.idleAt = -1;
-    // true: the client can take another call now, and so gets no 'drain' for this one. Nor does
-    // a call the client refused on the spot (an invalid header, say: undici reports it to the
-    // handler and queues nothing), which is why an empty client is released here too.
-    if (slot.client.dispatch(opts, handler) || slot.client.stats.size === 0) this.release(slot);
+    // A call the client refuses on the spot (an invalid header, say) is reported to the
+    // handler from inside dispatch, which frees the slot there.
+    slot.client.dispatch(opts, new SlotCall(this, slot, handler));
   }
 
-  private release(slot: Slot): void {
+  /** The slot's call has ended: the next waiting call takes the client, or it waits idle. */
+  release(slot: Slot): void {
     const next = this.waiting.shift();
     if (next) return this.run(slot, next.opts, next.handler);
     // A call that failed with its connection (refused, cut, timed out) leaves a client with no
