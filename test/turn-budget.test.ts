@@ -1,12 +1,14 @@
 // New requests take at most server.turn_budget_ms of a loop turn; the rest
-// start one per later turn, in arrival order. First the rule on a clock and a
-// scheduler driven by hand, then a gateway on both front ends with a budget
-// of a microsecond, which must still answer every request of a burst, once.
+// wait, and later turns start them in arrival order, each turn until it has
+// spent the budget. First the rule on a clock and a scheduler driven by hand,
+// then on node's own loop, where a start's cost is in promise reactions, then
+// a gateway on both front ends with a budget of a microsecond, which must
+// still answer every request of a burst, once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import OpenAI from 'openai';
-import { TurnBudget } from '../src/pipeline/turn-budget.js';
+import { STARTS_PER_TURN, TurnBudget } from '../src/pipeline/turn-budget.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -30,28 +32,39 @@ function harness(budgetMs: number) {
   };
 }
 
-test('under the budget a request starts at once; past it, requests wait and start one per turn in arrival order', () => {
+test('under the budget a request starts at once; past it, requests wait, and later turns start them in arrival order until each has spent the budget', () => {
   const h = harness(10);
   const started: string[] = [];
   const arrive = (name: string, costMs: number) => h.budget.run(() => { started.push(name); h.advance(costMs); });
   arrive('a', 4);
   arrive('b', 4);
   arrive('c', 4); // 8 ms spent: still under 10, so c starts
-  arrive('d', 1); // 12 ms spent
-  arrive('e', 1);
+  arrive('d', 4); // 12 ms spent
+  arrive('e', 4);
+  arrive('f', 4);
+  arrive('g', 4);
+  arrive('h', 4);
   assert.deepEqual(started, ['a', 'b', 'c']);
-  assert.equal(h.budget.waiting, 2);
-  assert.equal(h.deferred, 2);
-  h.turn(); // the turn is over: d starts, e waits for the next
+  assert.equal(h.budget.waiting, 5);
+  assert.equal(h.deferred, 5);
+  // The end of the same turn, which has spent its budget: one waiting request starts all the same.
+  h.turn();
   assert.deepEqual(started, ['a', 'b', 'c', 'd']);
   // A request arriving in the next turn waits behind those already waiting, though that turn has spent nothing.
-  arrive('f', 1);
+  arrive('i', 1);
   assert.deepEqual(started, ['a', 'b', 'c', 'd']);
+  assert.equal(h.deferred, 6);
+  // A fresh turn: e, f and g start at 0, 4 and 8 ms; h would start at 12.
   h.turn();
+  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+  // While requests wait the loop does not sleep, so all of the next turn counts: its I/O
+  // callbacks (what earlier starts set going) take 7 ms, and h, at 7, leaves no room for i.
+  h.advance(7);
   h.turn();
-  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e', 'f']);
+  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+  h.turn();
+  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']);
   assert.equal(h.budget.waiting, 0);
-  assert.equal(h.deferred, 3);
 });
 
 test('each turn gets a fresh budget once the queue is empty', () => {
@@ -66,6 +79,54 @@ test('each turn gets a fresh budget once the queue is empty', () => {
   assert.deepEqual(started, [0, 1, 2, 3, 4], 'a new turn starts requests at once again');
 });
 
+test(`a turn starts at most ${STARTS_PER_TURN} waiting requests, however cheap`, () => {
+  const h = harness(10);
+  const started: number[] = [];
+  h.budget.run(() => { h.advance(11); });
+  for (let i = 0; i < 2 * STARTS_PER_TURN + 10; i++) h.budget.run(() => { started.push(i); });
+  h.turn(); // the spent turn's end: one
+  assert.equal(started.length, 1);
+  h.turn();
+  assert.equal(started.length, 1 + STARTS_PER_TURN);
+  h.turn();
+  assert.equal(started.length, 1 + 2 * STARTS_PER_TURN);
+  h.turn();
+  assert.deepEqual(started, Array.from({ length: 2 * STARTS_PER_TURN + 10 }, (_, i) => i));
+});
+
+test("on node's loop, the cost of a start's promise reactions counts against its turn", async () => {
+  const budgetMs = 20;
+  const costMs = 2;
+  const n = 40;
+  const budget = new TurnBudget(budgetMs);
+  const busy = (ms: number) => { const t = performance.now(); while (performance.now() - t < ms); };
+  // Loop turns, counted by an immediate that queues itself: the waiting requests of one turn
+  // start from immediates queued together, so they all see the same count.
+  let turn = 0;
+  let ticking = true;
+  const tick = () => { turn++; if (ticking) setImmediate(tick); };
+  setImmediate(tick);
+  const turnOf: number[] = [];
+  const done = new Promise<void>((ok) => {
+    budget.run(() => busy(budgetMs + 1));
+    for (let i = 0; i < n; i++) {
+      budget.run(() => {
+        turnOf.push(turn);
+        // Nothing synchronous: the whole cost of this start comes after it returns.
+        void Promise.resolve().then(() => Promise.resolve()).then(() => { busy(costMs); if (turnOf.length === n) ok(); });
+      });
+    }
+  });
+  await done;
+  ticking = false;
+  const perTurn = new Map<number, number>();
+  for (const t of turnOf) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+  const most = Math.max(...perTurn.values());
+  // Read before the reactions ran, the clock would let all 40 start in one turn.
+  assert.ok(most <= budgetMs / costMs, `at most ${budgetMs / costMs} starts a turn, got ${[...perTurn.values()]}`);
+  assert.ok(most >= 2, `a turn starts more than one waiting request, got ${[...perTurn.values()]}`);
+});
+
 for (const http of HTTP_KINDS) {
   describe(`a burst past the turn budget over ${http}`, () => {
     let mock: OpenAIMock;
@@ -75,7 +136,7 @@ for (const http of HTTP_KINDS) {
 
     before(async () => {
       mock = await startOpenAIMock();
-      // A budget of a microsecond: every request after a turn's first waits for a later turn.
+      // A budget of a microsecond: nearly every request after a turn's first waits for a later turn.
       const config = oneUpstreamConfig(mock.url, { server: { body_limit_bytes: 64 * 1024, turn_budget_ms: 0.001 } });
       gw = await startGateway({ http, config, env: { [UPSTREAM_KEY_ENV]: OPENAI_MOCK_KEY } });
       key = await gw.key('acme');
