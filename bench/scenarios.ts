@@ -22,6 +22,8 @@ export interface Measure {
   openingLoopDelayP99Ms?: number;
   /** Slow streams: the most the client had open at once (first byte read, end not yet). */
   peakOpen?: number;
+  /** Slow streams: seconds from the first request sent to the last first byte, how long a burst waits to be let in. */
+  openingS?: number;
   failed?: number;
   /** Slow streams: how the failed ones failed (status and last bytes, or the socket error), counted. */
   failures?: Record<string, number>;
@@ -196,12 +198,14 @@ function slowStreams(count: number, paceMs: number): (t: Target) => Promise<Meas
       req.end(payload);
     });
     const all: Promise<void>[] = [];
+    const sentAt = performance.now();
     // Opened in waves: a burst of 5,000 SYNs overflows any listen backlog and measures the kernel, not the server.
     for (let i = 0; i < count; i += 250) {
       for (let j = i; j < Math.min(count, i + 250); j++) all.push(one());
       await new Promise((ok) => setTimeout(ok, 20));
     }
     await opening;
+    const openingS = (performance.now() - sentAt) / 1000;
     const arriving = await t.stats?.();
     await t.resetStats?.();
     await Promise.all(all);
@@ -210,7 +214,7 @@ function slowStreams(count: number, paceMs: number): (t: Target) => Promise<Meas
     const loop = arriving && held
       ? { rssMb: Math.max(arriving.rssMb, held.rssMb), loopDelayP99Ms: held.loopDelayP99Ms, openingLoopDelayP99Ms: arriving.loopDelayP99Ms }
       : {};
-    return { failed, peakOpen, ...(failed ? { failures } : {}), ...loop };
+    return { failed, peakOpen, openingS, ...(failed ? { failures } : {}), ...loop };
   };
 }
 
