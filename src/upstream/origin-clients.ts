@@ -162,8 +162,8 @@ export class OriginClients {
 
   private run(slot: Slot, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     slot.idleAt = -1;
-    // A call the client refuses on the spot (an invalid header, say) is reported to the
-    // handler from inside dispatch, which frees the slot there.
+    // A call the client refuses on the spot (an invalid header, say) is reported to its
+    // SlotCall from inside dispatch, which frees the slot as any other ending does.
     slot.client.dispatch(opts, new SlotCall(this, slot, handler));
   }
 
