@@ -35,7 +35,9 @@ for (const http of HTTP_KINDS) {
         http,
         env: { SLUICE_T_GEMINI: GEMINI_MOCK_KEY },
         config: {
-          providers: { gemini: { kind: 'gemini', base_url: `${gem.url}/v1beta`, api_key_env: 'SLUICE_T_GEMINI' } },
+          // A deadline shorter than the recorded 429's 30 s RetryInfo: sluice starts no wait that would
+          // end past it, so the 429 goes straight back for the caller's SDK to wait out.
+          providers: { gemini: { kind: 'gemini', base_url: `${gem.url}/v1beta`, api_key_env: 'SLUICE_T_GEMINI', retry: { deadline_ms: 20_000 } } },
           organizations: [{ id: 'acme', models: [MODEL] }],
         },
       });
@@ -46,6 +48,7 @@ for (const http of HTTP_KINDS) {
     test('a 429 keeps its status and its RetryInfo delay arrives as retry-after, so the SDK waits as told', async () => {
       const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/gemini/rate-limited.json', import.meta.url), 'utf8'));
       gem.replay = fixture.response;
+      const asked = gem.requests.length;
       try {
         const res = await fetch(`${gw.url}/v1/chat/completions`, {
           method: 'POST', headers: { authorization: `Bearer ${(client as any).apiKey}` },
@@ -57,6 +60,7 @@ for (const http of HTTP_KINDS) {
         const body: any = await res.json();
         assert.equal(body.error.type, 'rate_limit_error');
         assert.equal(body.error.code, 'RESOURCE_EXHAUSTED');
+        assert.equal(gem.requests.length - asked, 1, 'a 30 s wait does not fit a 20 s deadline: no retry');
       } finally {
         gem.replay = undefined;
       }
