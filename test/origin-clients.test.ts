@@ -119,15 +119,9 @@ describe('OriginClients', () => {
   test('calls aborted as undici hands them over or on their headers, among ordinary ones: every ordinary call is answered, and close() ends with no client', NO_HANG, async () => {
     const pool = new OriginClients(origin, OPTIONS);
     // 0: answered; 1: aborted in onRequestStart, as by a caller already gone; 2: aborted on its headers.
-    const one = (how: number) => new Promise<string>((ok) => {
-      pool.dispatch({ path: how ? '/later' : '/x', method: 'POST', body: 'hi' }, {
-        onRequestStart(c) { if (how === 1) c.abort(new Error('caller left')); },
-        onResponseStart(c) { if (how === 2) c.abort(new Error('caller left')); },
-        onResponseData() {},
-        onResponseEnd() { ok('answered'); },
-        onResponseError(_c, err) { ok(err.message === 'caller left' ? 'aborted' : `failed: ${err.message}`); },
-      });
-    });
+    const leave = (c: Dispatcher.DispatchController) => c.abort(new Error('caller left'));
+    const one = (how: number) => call(pool, how ? '/later' : '/x', how === 1 ? leave : undefined, {}, how === 2 ? leave : undefined)
+      .then(() => 'answered', (err: Error) => (err.message === 'caller left' ? 'aborted' : `failed: ${err.message}`));
     const failures: string[] = [];
     for (let round = 0; round < 40; round++) {
       const ends = await Promise.all(Array.from({ length: 16 }, (_, i) => one((i + round) % 3)));

@@ -93,10 +93,8 @@ export class TurnBudget {
    */
   readonly #startNext = (): void => {
     if (!this.#queue.length) return;
-    const now = this.now();
-    // A turn with no arrivals begins with its batch; #batchOver ends it, in the same pass.
-    if (this.#turnStart < 0) this.#turnStart = now;
-    if (this.#startedThisTurn && now - this.#turnStart >= this.budgetMs) return;
+    // The turn began at the arrival that queued this batch, or at the last batch's end.
+    if (this.#startedThisTurn && this.now() - this.#turnStart >= this.budgetMs) return;
     this.#startedThisTurn = true;
     this.#queue.shift()!();
   };

@@ -5,14 +5,20 @@ import type { OriginClients } from '../../src/upstream/origin-clients.js';
 
 export interface Answer { status: number; body: string }
 
-/** One call, settled with the answer or the error undici reported; `onController` gets the call's controller. */
-export function call(pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {}): Promise<Answer> {
+/**
+ * One call, settled with the answer or the error undici reported; `onController` gets the
+ * call's controller as undici hands the call over, `onHeaders` once the answer's head is in.
+ */
+export function call(
+  pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {},
+  onHeaders?: (c: Dispatcher.DispatchController) => void,
+): Promise<Answer> {
   return new Promise((ok, fail) => {
     let status = 0;
     let body = '';
     pool.dispatch({ path, method: 'POST', body: 'hi', headers: { 'content-type': 'text/plain', ...headers } }, {
       onRequestStart(c) { onController?.(c); },
-      onResponseStart(_c, s) { status = s; },
+      onResponseStart(c, s) { status = s; onHeaders?.(c); },
       onResponseData(_c, chunk) { body += chunk.toString(); },
       onResponseEnd() { ok({ status, body }); },
       onResponseError(_c, err) { fail(err); },
