@@ -1,12 +1,14 @@
 // npm run bench:instructions: instructions per request, counted by valgrind's
-// callgrind, for the logic-free proxy, sluice and (BENCH_BASELINE) an earlier
-// build. CPU time on shared cores moves ±10-20 % between runs; an instruction
-// count moves 1-3 % at the default 2,000 requests (a garbage collection lands
-// in the window or not), whatever else the machine is doing, so a change of a
-// few percent shows; INSTR_REQUESTS=6000 narrows it further. It counts the
-// user-space instructions of the threads that serve requests (the main thread
-// in process), after a warm-up, so JIT compilation and GC helper threads are
-// left out, and so are the kernel's socket costs (the same for every target).
+// callgrind, for the logic-free proxy, the two floors (uWS over undici, and
+// uWS over a minimal client: what undici costs), sluice and (BENCH_BASELINE)
+// an earlier build. CPU time on shared cores moves ±10-20 % between runs; an
+// instruction count moves 1-3 % at the default 2,000 requests (a garbage
+// collection lands in the window or not), whatever else the machine is doing,
+// so a change of a few percent shows; INSTR_REQUESTS=6000 narrows it further.
+// It counts the user-space instructions of the threads that serve requests
+// (the main thread in process), after a warm-up, so JIT compilation and GC
+// helper threads are left out, and so are the kernel's socket costs (the same
+// for every target).
 // It needs valgrind (`apt-get install valgrind`).
 //
 // Two more rows price parts of sluice: without its trace pipeline (what a
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   const targets: Target[] = [
     { name: 'proxy', kind: 'proxy', servers: SERVERS },
     { name: 'uws floor', kind: 'uws-floor', servers: SERVERS },
+    { name: 'net floor', kind: 'net-floor', servers: SERVERS },
     { name: 'sluice', kind: 'sluice', servers: SERVERS },
     { name: 'no traces', kind: 'sluice-notrace', servers: SERVERS },
     { name: '2 threads', kind: 'sluice', servers: SERVERS, threads: 2 },

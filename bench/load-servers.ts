@@ -3,6 +3,7 @@
 //   mock           - a bare OpenAI-compatible upstream (JSON, 20-chunk streams, embeddings)
 //   proxy          - a logic-free node:http proxy to the mock, over an undici pool
 //   uws-floor      - a logic-free proxy on sluice's own stack (uWS, OriginClients)
+//   net-floor      - the same with a minimal client on net and node's llhttp instead of undici
 //   sluice         - the gateway, an organisation without policy, traces on
 //   sluice-policy  - the same with DLP, the prompt shield and buffered moderation
 //   sluice-notrace - no policy, the trace pipeline replaced by a no-op sink
@@ -24,6 +25,7 @@ import { buildConfig, loadConfig } from '../src/config/load-config.js';
 import { startThreaded } from '../src/threads/threaded-gateway.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createKey, ensureOrganizations } from '../src/store/api-keys-repo.js';
+import { netFloorProxy } from './net-floor-proxy.js';
 import { uwsFloorProxy } from './uws-floor-proxy.js';
 
 export const STREAM_CHUNKS = 20;
@@ -167,6 +169,7 @@ loopDelay.enable();
 const ready = kind === 'mock' ? { port: await mock() }
   : kind === 'proxy' ? { port: await proxy(upstream!) }
   : kind === 'uws-floor' ? { port: await uwsFloorProxy(upstream!, MOCK_KEY) }
+  : kind === 'net-floor' ? { port: await netFloorProxy(upstream!, MOCK_KEY) }
   : await sluice(upstream!);
 // The servers without state to flush leave with their parent; sluice closes gracefully (above).
 if (!kind!.startsWith('sluice')) process.once('disconnect', () => process.exit(0));

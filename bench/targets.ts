@@ -1,7 +1,8 @@
 // The servers `npm run bench` compares, each in its own process: the bare
 // mock (the limit), nginx (the C floor, when installed), a logic-free
 // node:http proxy, a logic-free proxy on sluice's own stack (the uws floor),
-// and sluice in several configurations.
+// the same over a minimal client instead of undici (the net floor), and
+// sluice in several configurations.
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +88,12 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
     targets.push(await child(FLOOR, 'uws-floor', mock.url));
   } catch (err) {
     notes.push(`the uws floor did not start (${(err as Error).message}): its row is left out.`);
+  }
+  // What undici costs of that floor: the same front end over a minimal client (bench/net-floor-proxy.ts).
+  try {
+    targets.push(await child('net floor', 'net-floor', mock.url));
+  } catch (err) {
+    notes.push(`the net floor did not start (${(err as Error).message}): its row is left out.`);
   }
   targets.push(await child('sluice', 'sluice', mock.url, { SLUICE_THREADS: '1' }));
   targets.push(await child('sluice+policy', 'sluice-policy', mock.url, { SLUICE_THREADS: '1' }));
