@@ -3,8 +3,8 @@
 // calls in order, a call that failed in any way (even one refused before it
 // was sent) frees its place (a leaked place under a cap of one would hang
 // every later call), calls aborted as they are handed over or on their headers
-// leave the calls beside them unharmed, connections the upstream closes are forgotten, and close() waits for the
-// calls in flight.
+// leave the calls beside them unharmed, connections the upstream closes are
+// forgotten, and close() waits for the calls in flight.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
