@@ -1,18 +1,17 @@
 // The floor of sluice's own stack, for `npm run bench`: uWebSockets.js in
-// front and undici behind (through sluice's OriginClients, as every upstream
-// call goes), with no logic between them. The node:http proxy prices a plain
+// front and sluice's own upstream client behind (OriginClients, as every
+// upstream call goes), with no logic between them. The node:http proxy prices a plain
 // Node proxy; this prices the parts sluice is built on, so the gap between it
 // and sluice is what sluice's own work costs, and its ratio to the proxy is
 // the least any gateway on this stack can reach.
-import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { OriginClients } from '../src/upstream/origin-clients.js';
+import { OriginClients, type CallController } from '../src/upstream/origin-clients.js';
 import { listenFloor } from './floor-front.js';
 
 export function uwsFloorProxy(upstream: string, upstreamKey: string): Promise<number> {
   const clients = new OriginClients(new URL(upstream).origin, { connectTimeoutMs: 10_000, headersTimeoutMs: 300_000, bodyTimeoutMs: 300_000, connections: undefined });
   return listenFloor('uws floor', upstream, (path, body, sink) => {
-    let controller: Dispatcher.DispatchController | undefined;
+    let controller: CallController | undefined;
     clients.dispatch({ path, method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamKey}` } }, {
       onRequestStart(c) { controller = c; },
       onResponseStart(_c, status, headers: IncomingHttpHeaders) { sink.head(status, String(headers['content-type'] ?? 'application/json')); },

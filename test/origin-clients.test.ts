@@ -9,18 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import type { Dispatcher } from 'undici';
-import { OriginClients, type OriginOptions } from '../src/upstream/origin-clients.js';
+import { OriginClients, type CallController, type OriginOptions } from '../src/upstream/origin-clients.js';
 import { eventually } from './helpers/resources.js';
 import { call } from './helpers/origin-call.js';
-
-/**
- * undici frees a connection one check phase after its answer ended (it waits a loop turn
- * before reusing a socket, in case a server closes it against its word); a call made before
- * that opens another connection, under undici's Pool as here. Calls from callers arrive in
- * later socket reads, so the tests wait as long before the next one.
- */
-const nextTurn = () => new Promise((ok) => setImmediate(ok));
 
 const OPTIONS: OriginOptions = { connectTimeoutMs: 1_000, headersTimeoutMs: 300, bodyTimeoutMs: 300, connections: undefined };
 /** A call the pool lost would wait forever; this fails the test instead. */
@@ -59,8 +50,8 @@ describe('OriginClients', () => {
     const pool = new OriginClients(origin, OPTIONS);
     const before = sockets;
     for (let i = 0; i < 20; i++) {
+      // The connection is free as the answer ends: the next call, made at once, takes it.
       assert.deepEqual(await call(pool, `/n${i}`), { status: 200, body: `ok /n${i}` });
-      await nextTurn();
     }
     assert.equal(sockets - before, 1);
     assert.equal(pool.clients, 1);
@@ -76,7 +67,6 @@ describe('OriginClients', () => {
     assert.equal(pool.clients, 50);
     releaseHeld();
     for (const a of await Promise.all(first)) assert.equal(a.body, 'released');
-    await nextTurn();
     const second = await Promise.all(Array.from({ length: 50 }, (_, i) => call(pool, `/r${i}`)));
     assert.equal(second.filter((a) => a.status === 200).length, 50);
     assert.equal(sockets - before, 50, 'the second round opened connections of its own');
@@ -102,7 +92,7 @@ describe('OriginClients', () => {
     await assert.rejects(call(pool, '/hang'), /Headers Timeout/i);
     assert.equal((await call(pool, '/500')).status, 500);
     await assert.rejects(call(pool, '/cut'), /other side closed|socket/i);
-    let controller: Dispatcher.DispatchController | undefined;
+    let controller: CallController | undefined;
     const aborted = call(pool, '/hold', (c) => { controller = c; });
     assert.ok(await eventually(() => held.length === 1, 5_000));
     controller!.abort(new Error('caller left'));
@@ -116,10 +106,10 @@ describe('OriginClients', () => {
     await pool.close();
   });
 
-  test('calls aborted as undici hands them over or on their headers, among ordinary ones: every ordinary call is answered, and close() ends with no client', NO_HANG, async () => {
+  test('calls aborted as they are handed over or on their headers, among ordinary ones: every ordinary call is answered, and close() ends with no client', NO_HANG, async () => {
     const pool = new OriginClients(origin, OPTIONS);
     // 0: answered; 1: aborted in onRequestStart, as by a caller already gone; 2: aborted on its headers.
-    const leave = (c: Dispatcher.DispatchController) => c.abort(new Error('caller left'));
+    const leave = (c: CallController) => c.abort(new Error('caller left'));
     const one = (how: number) => call(pool, how ? '/later' : '/x', how === 1 ? leave : undefined, {}, how === 2 ? leave : undefined)
       .then(() => 'answered', (err: Error) => (err.message === 'caller left' ? 'aborted' : `failed: ${err.message}`));
     const failures: string[] = [];

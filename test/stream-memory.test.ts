@@ -4,13 +4,13 @@
 // or the body it sent upstream. Measured here as the heap and buffer memory
 // that 16 open streams with a 1 MB prompt each hold after a full GC. A chat
 // stream kept five copies once, a native Responses stream four besides its
-// input items (which it stores when it ends). The last copy was undici's own
-// of the body it sent, held until the exchange ended; a large body now goes to
-// undici as a one-shot iterable (src/upstream/one-shot-body.ts), which it lets go
-// of once written: 1.04-1.07 MB a chat stream before, 0.04-0.07 MB since.
-// A non-streamed call that waits on its answer keeps what a retry needs (the
-// parsed request and the caller's text) and nothing more: it held 4 MB before,
-// with the body it sent and undici's copy of that, 2 MB since.
+// input items (which it stores when it ends). The last copy was the upstream
+// client's own of the body it sent (undici held it until the exchange ended;
+// sluice's own client lets go of it once written): 1.04-1.07 MB a chat stream
+// with that copy, 0.04-0.07 MB without. A non-streamed call that waits on its
+// answer keeps what a retry needs (the parsed request and the caller's text)
+// and nothing more: it held 4 MB with the body it sent and the client's copy
+// of that, 2 MB since.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -121,7 +121,7 @@ const CASES: Case[] = [
     path: '/v1/chat/completions',
     body: (content: string) => ({ stream: true, model: 'big-model', messages: [{ role: 'user', content }] }),
     wire: WIRE.chat,
-    // Any copy of the prompt, the gateway's own or undici's, would add about 1 MB.
+    // Any copy of the prompt, the gateway's own or its upstream client's, would add about 1 MB.
     limit: 0.5 * MB,
   },
   {

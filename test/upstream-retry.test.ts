@@ -10,7 +10,6 @@ import { retrySchema } from '../src/config/resilience-schema.js';
 import { GatewayError } from '../src/errors.js';
 import { ClientSignal } from '../src/http/client-signal.js';
 import { backoffMs, Deadline, isRetryable, retryAfterMs, withRetry } from '../src/upstream/retry.js';
-import { ONE_SHOT_MIN_CHARS } from '../src/upstream/one-shot-body.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { oneUpstreamConfig, readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -98,14 +97,14 @@ describe('retries through the gateway', () => {
     });
   }
 
-  // A body this large goes to undici as a one-shot iterable (src/upstream/one-shot-body.ts), so that
-  // undici does not hold a copy of it for the whole exchange; every attempt must still send all of it.
+  // A body of some 45 KB (more than one TCP segment), in characters of two to four UTF-8 bytes:
+  // every attempt sends all of it, and says its length in bytes.
   for (const stream of [false, true]) {
     test(`a large ${stream ? 'stream' : 'JSON'} request reaches the upstream whole on every attempt, with its content-length`, async () => {
       fresh();
       mock.script.push('drop', 503);
       // Characters of two, three and four UTF-8 bytes: the length sent must count bytes, not characters.
-      const content = 'é€🙂 a large prompt '.repeat(ONE_SHOT_MIN_CHARS / 10);
+      const content = 'é€🙂 a large prompt '.repeat(1_600);
       const res = await post({ ...chat(stream), messages: [{ role: 'user', content }] });
       assert.equal(res.status, 200, await res.clone().text());
       if (stream) assert.equal((await readSse(res)).at(-1), 'data: [DONE]');

@@ -1,20 +1,20 @@
-// One upstream HTTP exchange driven through undici's handler API. The handler
-// is a plain object the client calls back: no Readable stream and no promise
-// per chunk, which in the request-based API cost more CPU than the gateway's
-// own logic. A client that goes away aborts the exchange.
+// One upstream HTTP exchange driven through the connection's handler API
+// (undici's, h1/connection.ts). The handler is a plain object the connection
+// calls back: no Readable stream and no promise per chunk, which in undici's
+// request-based API cost more CPU than the gateway's own logic. A client that
+// goes away aborts the exchange.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
-import { dispatchBody } from './one-shot-body.js';
 import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
+import type { CallController, CallHandler } from './origin-clients.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
-type Controller = Dispatcher.DispatchController;
+type Controller = CallController;
 
 class ClientGone extends Error {
   constructor() { super('The client closed the connection.'); this.name = 'ClientGone'; }
@@ -29,7 +29,7 @@ function overCap(what: string, limit: number): GatewayError {
   return new GatewayError('upstream_error', `The upstream ${what} is larger than ${limit} bytes (upstream.max_response_bytes); it was cut off.`);
 }
 
-abstract class Exchange implements Dispatcher.DispatchHandler {
+abstract class Exchange implements CallHandler {
   protected controller: Controller | undefined;
   private errorBody: Buffer[] | undefined;
   private status = 0;
@@ -39,11 +39,11 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   protected readonly limits: ExchangeLimits;
   /** The upstream's rate-limit headers, in OpenAI's names, for the caller. */
   headers: PassHeaders = [];
-  /** Set once the exchange failed: undici may still report the same failure after an early one. */
+  /** Set once the exchange failed: a failure reported early (the client gone before the call was handed over) is not reported twice. */
   private failed = false;
   /**
-   * Before undici handed the call a controller (it waits for a pool slot) the
-   * exchange fails at once instead of waiting for the slot; onRequestStart
+   * Before the call was handed a controller (it waits for a connection under
+   * the cap) the exchange fails at once instead of waiting; onRequestStart
    * then aborts the call, which is how a deadline never waits on a busy pool.
    */
   private readonly onClientAbort = () => {
@@ -56,7 +56,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
     signal.once('abort', this.onClientAbort);
   }
 
-  /** Aborts the upstream socket; undici then reports `err` through onResponseError, so the exchange fails once, there. */
+  /** Aborts the upstream socket; the connection then reports `err` through onResponseError, so the exchange fails once, there. */
   protected cutOff(err: GatewayError): void {
     if (this.cut) return;
     this.cut = true;
@@ -67,8 +67,7 @@ abstract class Exchange implements Dispatcher.DispatchHandler {
   protected abstract get holdsBody(): boolean;
 
   start(pools: UpstreamPools, up: UpstreamRequest): void {
-    const { body, headers } = dispatchBody(up);
-    pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers, body }, this);
+    pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers: up.headers, body: up.body }, this);
   }
 
   onRequestStart(controller: Controller): void {

@@ -1,9 +1,9 @@
 // Maps what can go wrong talking to a provider onto the catalogue. A provider's
 // 400/404/422 is the caller's request and keeps its status; 429 stays 429 so SDKs
 // back off; the provider refusing our own credential, or failing, is a 502.
-import { errors as undiciErrors } from 'undici';
 import type { PassHeaders, UpstreamErrorDetails } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { UpstreamTimeoutError } from './h1/errors.js';
 
 /**
  * A provider's error answer. When the status passes through (the caller's own
@@ -29,8 +29,8 @@ export function upstreamStatusError(status: number, details: UpstreamErrorDetail
 
 export function upstreamTransportError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
-    return new GatewayError('upstream_timeout', `The upstream did not answer in time (${(err as Error).message}).`, { cause: err });
+  if (err instanceof UpstreamTimeoutError) {
+    return new GatewayError('upstream_timeout', `The upstream did not answer in time (${err.message}).`, { cause: err });
   }
   const msg = err instanceof Error ? err.message : String(err);
   return new GatewayError('upstream_error', `The upstream connection failed: ${msg}`, { cause: err });

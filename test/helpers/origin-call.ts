@@ -1,17 +1,16 @@
 // One call through an origin's connections (src/upstream/origin-clients.ts), with
-// undici's handler API as the gateway drives it, for the tests of that class.
-import type { Dispatcher } from 'undici';
-import type { OriginClients } from '../../src/upstream/origin-clients.js';
+// the handler API as the gateway drives it, for the tests of that class.
+import type { CallController, OriginClients } from '../../src/upstream/origin-clients.js';
 
 export interface Answer { status: number; body: string }
 
 /**
- * One call, settled with the answer or the error undici reported; `onController` gets the
- * call's controller as undici hands the call over, `onHeaders` once the answer's head is in.
+ * One call, settled with the answer or the error the connection reported; `onController` gets the
+ * call's controller as the call is handed over, `onHeaders` once the answer's head is in.
  */
 export function call(
-  pool: OriginClients, path: string, onController?: (c: Dispatcher.DispatchController) => void, headers: Record<string, string> = {},
-  onHeaders?: (c: Dispatcher.DispatchController) => void,
+  pool: OriginClients, path: string, onController?: (c: CallController) => void, headers: Record<string, string> = {},
+  onHeaders?: (c: CallController) => void,
 ): Promise<Answer> {
   return new Promise((ok, fail) => {
     let status = 0;

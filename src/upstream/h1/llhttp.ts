@@ -1,0 +1,125 @@
+// llhttp, the HTTP/1.1 parser behind node's and undici's clients, in the
+// WebAssembly build undici ships (its SIMD build where the CPU runs it, as
+// undici chooses). sluice reads every upstream answer with it. The build is a
+// file inside the undici package, not its public API: the lockfile pins the
+// version, and test/h1-connection.test.ts fails if the file moves.
+//
+// Each socket read is copied into the parser's memory whole and parsed in one
+// call; the callbacks name only the parser, so the connection being read and
+// the read itself are set around each call (one parse runs at a time per
+// thread). Body spans are handed on as views of the socket's own read, which
+// node allocates afresh for every read, so they may be kept.
+import { createRequire } from 'node:module';
+
+/** What llhttp reports to the connection it is reading for; a non-zero return stops the parse. */
+export interface ParserEvents {
+  onMessageBegin(): number;
+  onHeaderField(bytes: Buffer): number;
+  onHeaderValue(bytes: Buffer): number;
+  /** 1 skips the body (HEAD, 1xx); llhttp's own return codes otherwise. */
+  onHeadersComplete(status: number, upgrade: boolean, keepAlive: boolean): number;
+  onBody(bytes: Buffer): number;
+  onMessageComplete(): number;
+}
+
+interface Exports {
+  memory: { buffer: ArrayBuffer };
+  malloc(size: number): number;
+  free(ptr: number): void;
+  llhttp_alloc(type: number): number;
+  llhttp_free(ptr: number): void;
+  llhttp_execute(parser: number, data: number, length: number): number;
+  llhttp_finish(parser: number): number;
+  llhttp_get_error_reason(parser: number): number;
+}
+
+/** The WebAssembly API, which this project's TypeScript libraries (no DOM) do not declare. */
+const wasm = (globalThis as unknown as { WebAssembly: {
+  Module: new (bytes: Buffer) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+} }).WebAssembly;
+
+const TYPE_RESPONSE = 2;
+export const PARSE_OK = 0;
+/** llhttp's HPE_PAUSED: a callback stopped the parse on purpose. */
+export const PARSE_PAUSED = 21;
+
+let reader: ParserEvents;
+let read: Buffer = Buffer.alloc(0);
+/** Where `read` starts in the parser's memory. */
+let base = 0;
+const span = (at: number, len: number): Buffer => read.subarray(at - base, at - base + len);
+
+function load(): Exports {
+  const require = createRequire(import.meta.url);
+  const dir = `${require.resolve('undici').replace(/index\.js$/, '')}lib/llhttp/`;
+  let module: object;
+  try {
+    module = new wasm.Module(require(`${dir}llhttp_simd-wasm.js`) as Buffer);
+  } catch {
+    module = new wasm.Module(require(`${dir}llhttp-wasm.js`) as Buffer);
+  }
+  const env = {
+    wasm_on_url: () => 0,
+    wasm_on_status: () => 0,
+    wasm_on_message_begin: () => reader.onMessageBegin(),
+    wasm_on_header_field: (_p: number, at: number, len: number) => reader.onHeaderField(span(at, len)),
+    wasm_on_header_value: (_p: number, at: number, len: number) => reader.onHeaderValue(span(at, len)),
+    wasm_on_headers_complete: (_p: number, status: number, upgrade: number, keepAlive: number) =>
+      reader.onHeadersComplete(status, upgrade === 1, keepAlive === 1),
+    wasm_on_body: (_p: number, at: number, len: number) => reader.onBody(span(at, len)),
+    wasm_on_message_complete: () => reader.onMessageComplete(),
+  };
+  return new wasm.Instance(module, { env }).exports as Exports;
+}
+
+let ll: Exports | undefined;
+/** One buffer in the parser's memory, grown to the largest read, as undici keeps it. */
+let bufferPtr = 0;
+let bufferSize = 0;
+
+/** A response parser for one connection; free it when the connection closes. */
+export function allocParser(): number {
+  ll ??= load();
+  return ll.llhttp_alloc(TYPE_RESPONSE);
+}
+
+export function freeParser(ptr: number): void {
+  ll!.llhttp_free(ptr);
+}
+
+/** Parses one socket read for `events`; llhttp's error code, PARSE_OK when all of it was read. */
+export function execute(ptr: number, events: ParserEvents, chunk: Buffer): number {
+  const x = ll!;
+  if (chunk.length > bufferSize) {
+    if (bufferPtr) x.free(bufferPtr);
+    bufferSize = Math.ceil(chunk.length / 4096) * 4096;
+    bufferPtr = x.malloc(bufferSize);
+  }
+  new Uint8Array(x.memory.buffer, bufferPtr, bufferSize).set(chunk);
+  reader = events;
+  read = chunk;
+  base = bufferPtr;
+  try {
+    return x.llhttp_execute(ptr, bufferPtr, chunk.length);
+  } finally {
+    read = EMPTY;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The socket ended: an answer delimited by the connection's close is complete now. */
+export function finish(ptr: number, events: ParserEvents): number {
+  reader = events;
+  return ll!.llhttp_finish(ptr);
+}
+
+/** Why the parse failed, in llhttp's words. */
+export function errorReason(ptr: number): string {
+  const x = ll!;
+  const at = x.llhttp_get_error_reason(ptr);
+  if (!at) return 'unknown';
+  const bytes = new Uint8Array(x.memory.buffer, at);
+  return Buffer.from(x.memory.buffer, at, bytes.indexOf(0)).toString('latin1');
+}
