@@ -1,7 +1,7 @@
 // npm run bench:instructions: instructions per request, counted by valgrind's
-// callgrind, for the logic-free proxy, the two floors (uWS over undici, and
-// uWS over a minimal client: what undici costs), sluice and (BENCH_BASELINE)
-// an earlier build. CPU time on shared cores moves ±10-20 % between runs; an
+// callgrind, for the logic-free proxy, the two floors (uWS over sluice's
+// upstream client, and uWS over a bare one: what that client costs), sluice
+// and (BENCH_BASELINE) an earlier build. CPU time on shared cores moves ±10-20 % between runs; an
 // instruction count moves 1-3 % at the default 2,000 requests (a garbage
 // collection lands in the window or not), whatever else the machine is doing,
 // so a change of a few percent shows; INSTR_REQUESTS=6000 narrows it further.

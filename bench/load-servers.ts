@@ -3,7 +3,7 @@
 //   mock           - a bare OpenAI-compatible upstream (JSON, 20-chunk streams, embeddings)
 //   proxy          - a logic-free node:http proxy to the mock, over an undici pool
 //   uws-floor      - a logic-free proxy on sluice's own stack (uWS, OriginClients)
-//   net-floor      - the same with a minimal client on net and undici's llhttp instead of undici's client
+//   net-floor      - the same over a bare client on net and llhttp, with none of sluice's client's checks
 //   sluice         - the gateway, an organisation without policy, traces on
 //   sluice-policy  - the same with DLP, the prompt shield and buffered moderation
 //   sluice-notrace - no policy, the trace pipeline replaced by a no-op sink

@@ -1,7 +1,7 @@
 // npm run bench: one command, one table, one run. Every target (the bare
 // mock, nginx when installed, a logic-free node:http proxy, the uws floor, a
 // logic-free proxy on sluice's own stack, the net floor, the same over a
-// minimal client instead of undici, sluice with and without policy,
+// bare HTTP/1.1 client, sluice with and without policy,
 // sluice on N threads, and optionally an earlier build) goes through every
 // scenario in the same run, and the table gives ratios against the mock, the
 // proxy and the floor: absolute numbers on shared cores are noise, ratios

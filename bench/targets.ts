@@ -1,7 +1,7 @@
 // The servers `npm run bench` compares, each in its own process: the bare
 // mock (the limit), nginx (the C floor, when installed), a logic-free
 // node:http proxy, a logic-free proxy on sluice's own stack (the uws floor),
-// the same over a minimal client instead of undici (the net floor), and
+// the same over the least an HTTP/1.1 client can be (the net floor), and
 // sluice in several configurations.
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -19,7 +19,7 @@ const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
  */
 const NODE_ARGS = processExecArgv(buildConfig({}).server.semi_space_mb, []);
 
-/** The target that runs sluice's stack (uWS in front, undici behind) with no logic between. */
+/** The target that runs sluice's stack (uWS in front, sluice's upstream client behind) with no logic between. */
 export const FLOOR = 'uws floor';
 
 export interface ProcessStats { rssMb: number; loopDelayP99Ms: number }
@@ -89,7 +89,7 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
   } catch (err) {
     notes.push(`the uws floor did not start (${(err as Error).message}): its row is left out.`);
   }
-  // What undici costs of that floor: the same front end over a minimal client (bench/net-floor-proxy.ts).
+  // What sluice's client costs of that floor: the same front end over a bare one (bench/net-floor-proxy.ts).
   try {
     targets.push(await child('net floor', 'net-floor', mock.url));
   } catch (err) {

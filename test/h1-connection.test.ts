@@ -225,6 +225,20 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('a handler that throws inside the parse fails its call with that error; the process and the pool go on', NO_HANG, async () => {
+    fresh({ connections: 1 });
+    answer((_r, s) => void s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+    const failed = await new Promise<Error>((ok) => {
+      pool.dispatch({ path: '/', method: 'POST', headers: {}, body: '' }, {
+        onResponseData() { throw new Error('handler bug'); },
+        onResponseError(_c, err) { ok(err); },
+      });
+    });
+    assert.equal(failed.message, 'handler bug');
+    assert.equal((await call(pool, '/after')).body, 'ok');
+    await pool.close();
+  });
+
   test('headers and body timeouts; a call its caller paused does not time out', NO_HANG, async () => {
     fresh();
     answer(async (req, s) => {

@@ -116,9 +116,33 @@ class Call implements CallController {
   }
 }
 
+/** An upstream sends the same keep-alive header on every answer: the last one read is remembered. */
+let lastKeepAlive = { value: '', ms: undefined as number | undefined };
+
 function keepAliveTimeout(value: string): number | undefined {
-  const m = /timeout=(\d+)/i.exec(value);
-  return m ? Number(m[1]) * 1000 : undefined;
+  if (value !== lastKeepAlive.value) {
+    const m = /timeout=(\d+)/i.exec(value);
+    lastKeepAlive = { value, ms: m ? Number(m[1]) * 1000 : undefined };
+  }
+  return lastKeepAlive.ms;
+}
+
+/**
+ * Header names in lower case, from the few an upstream sends: a name read
+ * before comes back as the same (internalised) string, where lower-casing it
+ * and then using it as a key cost a string-table lookup every time.
+ */
+const lowerNames = new Map<string, string>();
+
+function lowerName(name: string): string {
+  let lower = lowerNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    // Bounded: an upstream that invents names per answer cannot grow it without end.
+    if (lowerNames.size >= 1_000) lowerNames.clear();
+    lowerNames.set(name, lower);
+  }
+  return lower;
 }
 
 export class H1Connection implements ParserEvents, Timed {
@@ -152,6 +176,9 @@ export class H1Connection implements ParserEvents, Timed {
       })
       : netConnect({ host: origin.hostname, port: origin.port });
     this.socket.setNoDelay(true);
+    // Probes a connection that carries nothing for a minute, as undici's connector does: a peer
+    // gone without a word (a NAT's table, a crashed host) is found even between body deadlines.
+    this.socket.setKeepAlive(true, 60_000);
     this.deadline = Date.now() + timeouts.connectTimeoutMs;
     watch(this);
     if (origin.tls) {
@@ -256,12 +283,20 @@ export class H1Connection implements ParserEvents, Timed {
   };
 
   private readonly onData = (chunk: Buffer): void => {
-    if (this.isClosed) return;
+    // Destroyed in this turn (a timeout, an abort): what was already read is nobody's.
+    if (this.socket.destroyed) return;
     if (!this.call) {
       // Bytes on an idle connection answer nothing that was asked: the connection cannot be trusted with a call.
       return void this.socket.destroy();
     }
-    const ret = execute(this.parser, this, chunk);
+    let ret: number;
+    try {
+      ret = execute(this.parser, this, chunk);
+    } catch (err) {
+      // A handler threw inside the parse: the call ends with its error, not the process.
+      if (this.call) return this.fail(this.call, err as Error);
+      return void this.socket.destroy();
+    }
     this.afterParse(ret);
   };
 
@@ -321,19 +356,19 @@ export class H1Connection implements ParserEvents, Timed {
   }
 
   // A name (even count so far) or a value (odd) that arrives in pieces continues the last entry.
-  onHeaderField(bytes: Buffer): number {
-    if (this.overHeaderCap(bytes.length)) return -1;
+  onHeaderField(piece: string): number {
+    if (this.overHeaderCap(piece.length)) return -1;
     const f = this.fields;
-    if (f.length % 2 === 0) f.push(bytes.toString('latin1'));
-    else f[f.length - 1] += bytes.toString('latin1');
+    if (f.length % 2 === 0) f.push(piece);
+    else f[f.length - 1] += piece;
     return PARSE_OK;
   }
 
-  onHeaderValue(bytes: Buffer): number {
-    if (this.overHeaderCap(bytes.length)) return -1;
+  onHeaderValue(piece: string): number {
+    if (this.overHeaderCap(piece.length)) return -1;
     const f = this.fields;
-    if (f.length % 2 === 1) f.push(bytes.toString('latin1'));
-    else f[f.length - 1] += bytes.toString('latin1');
+    if (f.length % 2 === 1) f.push(piece);
+    else f[f.length - 1] += piece;
     return PARSE_OK;
   }
 
@@ -381,8 +416,11 @@ export class H1Connection implements ParserEvents, Timed {
     const headers: Record<string, string | string[]> = {};
     const f = this.fields;
     for (let i = 0; i + 1 < f.length; i += 2) {
-      const name = f[i]!.toLowerCase();
-      const value = f[i + 1]!.trim();
+      const name = lowerName(f[i]!);
+      // llhttp drops the whitespace before a value, not after it (rarely any: trimmed only then).
+      const raw = f[i + 1]!;
+      const last = raw.charCodeAt(raw.length - 1);
+      const value = last === 0x20 || last === 0x09 ? raw.trimEnd() : raw;
       const had = headers[name];
       if (had === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
       else if (Array.isArray(had)) had.push(value);

@@ -14,8 +14,9 @@ import { createRequire } from 'node:module';
 /** What llhttp reports to the connection it is reading for; a non-zero return stops the parse. */
 export interface ParserEvents {
   onMessageBegin(): number;
-  onHeaderField(bytes: Buffer): number;
-  onHeaderValue(bytes: Buffer): number;
+  /** A piece of a header name or value (llhttp hands one that spans reads over in pieces), as latin1 text. */
+  onHeaderField(piece: string): number;
+  onHeaderValue(piece: string): number;
   /** 1 skips the body (HEAD, 1xx); llhttp's own return codes otherwise. */
   onHeadersComplete(status: number, upgrade: boolean, keepAlive: boolean): number;
   onBody(bytes: Buffer): number;
@@ -48,7 +49,10 @@ let reader: ParserEvents;
 let read: Buffer = Buffer.alloc(0);
 /** Where `read` starts in the parser's memory. */
 let base = 0;
+/** A span of the read as a view of the socket's bytes (body data, handed on as it is). */
 const span = (at: number, len: number): Buffer => read.subarray(at - base, at - base + len);
+/** A span of the read as text, with no view made first (header names and values, a few per answer). */
+const text = (at: number, len: number): string => read.toString('latin1', at - base, at - base + len);
 
 function load(): Exports {
   const require = createRequire(import.meta.url);
@@ -63,8 +67,8 @@ function load(): Exports {
     wasm_on_url: () => 0,
     wasm_on_status: () => 0,
     wasm_on_message_begin: () => reader.onMessageBegin(),
-    wasm_on_header_field: (_p: number, at: number, len: number) => reader.onHeaderField(span(at, len)),
-    wasm_on_header_value: (_p: number, at: number, len: number) => reader.onHeaderValue(span(at, len)),
+    wasm_on_header_field: (_p: number, at: number, len: number) => reader.onHeaderField(text(at, len)),
+    wasm_on_header_value: (_p: number, at: number, len: number) => reader.onHeaderValue(text(at, len)),
     wasm_on_headers_complete: (_p: number, status: number, upgrade: number, keepAlive: number) =>
       reader.onHeadersComplete(status, upgrade === 1, keepAlive === 1),
     wasm_on_body: (_p: number, at: number, len: number) => reader.onBody(span(at, len)),
@@ -77,6 +81,8 @@ let ll: Exports | undefined;
 /** One buffer in the parser's memory, grown to the largest read, as undici keeps it. */
 let bufferPtr = 0;
 let bufferSize = 0;
+/** A view of the parser's whole memory, made again only when the memory grows (its ArrayBuffer is then a new one). */
+let memory = new Uint8Array(0);
 
 /** A response parser for one connection; free it when the connection closes. */
 export function allocParser(): number {
@@ -96,7 +102,8 @@ export function execute(ptr: number, events: ParserEvents, chunk: Buffer): numbe
     bufferSize = Math.ceil(chunk.length / 4096) * 4096;
     bufferPtr = x.malloc(bufferSize);
   }
-  new Uint8Array(x.memory.buffer, bufferPtr, bufferSize).set(chunk);
+  if (memory.buffer !== x.memory.buffer) memory = new Uint8Array(x.memory.buffer);
+  memory.set(chunk, bufferPtr);
   reader = events;
   read = chunk;
   base = bufferPtr;
