@@ -47,8 +47,9 @@ export interface CallHandler {
 export interface CallOptions {
   path: string;
   method: string;
-  headers: Readonly<Record<string, string>>;
-  body: string | Buffer;
+  headers?: Readonly<Record<string, string>>;
+  /** None for a GET. */
+  body?: string | Buffer;
 }
 
 export interface Origin {
@@ -79,6 +80,8 @@ export interface ConnectionOwner {
   /** The socket closed: forget the connection. */
   closed(conn: H1Connection): void;
 }
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Answer heads larger than this are refused, as node's and undici's clients refuse them. */
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -202,9 +205,9 @@ export class H1Connection implements ParserEvents, Timed {
     // Aborted as it was handed over (its caller already gone): nothing was sent, so the connection is as good as before.
     if (call.aborted) return;
     let head: string;
-    const body = opts.body;
+    const body = opts.body ?? '';
     try {
-      head = requestHead(opts.method, opts.path, this.origin.host, opts.headers, Buffer.byteLength(body));
+      head = requestHead(opts.method, opts.path, this.origin.host, opts.headers ?? NO_HEADERS, Buffer.byteLength(body));
     } catch (err) {
       this.refuse(call, err as Error);
       return;
