@@ -321,7 +321,7 @@ describe('the deadline does not wait for a pool slot', () => {
   after(async () => { await gw.close(); await up.close(); });
 
   test('a call queued behind the only connection gets its 504 at the deadline, and is never sent', async () => {
-    // An accepted stream holds the origin's one connection well past the deadline; the second call waits in undici's queue.
+    // An accepted stream holds the origin's one connection well past the deadline; the second call waits in the origin's queue.
     up.fault = 'slow-chunks';
     up.slowMs = 150;
     try {

@@ -4,7 +4,7 @@
 
 export interface UpstreamUrl {
   readonly origin: string;
-  /** Path and query, as undici's `path` wants them. */
+  /** Path and query, as the request line carries them. */
   readonly path: string;
   readonly href: string;
 }
