@@ -358,19 +358,19 @@ export class H1Connection implements ParserEvents, Timed {
     return PARSE_OK;
   }
 
-  // A name (even count so far) or a value (odd) that arrives in pieces continues the last entry.
-  onHeaderField(piece: string): number {
-    if (this.overHeaderCap(piece.length)) return -1;
-    const f = this.fields;
-    if (f.length % 2 === 0) f.push(piece);
-    else f[f.length - 1] += piece;
-    return PARSE_OK;
-  }
+  onHeaderField(piece: string): number { return this.addPiece(piece, 0); }
 
-  onHeaderValue(piece: string): number {
+  onHeaderValue(piece: string): number { return this.addPiece(piece, 1); }
+
+  /**
+   * Names sit at even places in `fields`, values at odd ones: a piece starts a
+   * new entry where the count says one of its kind is due, and otherwise
+   * continues the last (a name or value that came in pieces).
+   */
+  private addPiece(piece: string, place: 0 | 1): number {
     if (this.overHeaderCap(piece.length)) return -1;
     const f = this.fields;
-    if (f.length % 2 === 1) f.push(piece);
+    if (f.length % 2 === place) f.push(piece);
     else f[f.length - 1] += piece;
     return PARSE_OK;
   }
