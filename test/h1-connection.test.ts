@@ -263,6 +263,24 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('an IPv6 origin: the literal is connected to, and the host header keeps its brackets', NO_HANG, async (t) => {
+    const v6 = createServer((s) => {
+      s.on('error', () => {});
+      s.once('data', (d) => {
+        const host = /\r\nhost: ([^\r]+)/.exec(d.toString('latin1'))?.[1] ?? '';
+        s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${host.length}\r\n\r\n${host}`);
+      });
+    });
+    const listening = await new Promise<boolean>((ok) => { v6.once('error', () => ok(false)); v6.listen(0, '::1', () => ok(true)); });
+    // A machine with IPv6 turned off has no ::1 to listen on: there is nothing to connect to.
+    if (!listening) return void t.skip('this machine has no IPv6 loopback');
+    const port = (v6.address() as AddressInfo).port;
+    const v6Pool = new OriginClients(`http://[::1]:${port}`, OPTIONS);
+    assert.equal((await call(v6Pool, '/')).body, `[::1]:${port}`);
+    await v6Pool.close();
+    v6.close();
+  });
+
   test('a TLS handshake that never ends is a connect timeout', NO_HANG, async () => {
     const silent = createServer((s) => { s.on('error', () => {}); });
     await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', ok));
