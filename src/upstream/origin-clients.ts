@@ -12,9 +12,10 @@
 // Every connection of an origin resumes the origin's last TLS session, so a
 // new connection to an HTTPS upstream skips the full handshake.
 import { isIP } from 'node:net';
-import { H1Connection, type CallHandler, type CallOptions, type ConnectionOwner, type Origin } from './h1/connection.js';
+import type { CallHandler, CallOptions } from './h1/call.js';
+import { H1Connection, type ConnectionOwner, type Origin } from './h1/connection.js';
 
-export type { CallController, CallHandler, CallOptions } from './h1/connection.js';
+export type { CallController, CallHandler, CallOptions } from './h1/call.js';
 
 export interface OriginOptions {
   connectTimeoutMs: number;

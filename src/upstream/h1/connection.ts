@@ -4,9 +4,7 @@
 // queues, per-call timers, handler wrappers) cost 42 % of a logic-free proxy's
 // instructions per JSON request and 0.1-0.2 ms of its time to first byte
 // (the bench's `net floor` row measured it). It speaks undici's handler API
-// (onRequestStart, onResponseStart, onResponseData, onResponseEnd,
-// onResponseError with a controller that aborts, pauses and resumes), so the
-// exchanges above it are the ones undici drove.
+// (call.ts), so the exchanges above it are the ones undici drove.
 //
 // What it carries, and where:
 // - TLS, resuming the origin's last session (OriginClients keeps it);
@@ -16,41 +14,18 @@
 // - 1xx answers skipped, an upgrade refused;
 // - answers over 16 KiB of headers refused;
 // - backpressure: the caller pauses the socket;
+// - request heads checked against smuggling (request-head.ts);
 // - a connection is reused only when its answer ended cleanly, the upstream
 //   read the whole request, and nothing followed the answer.
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { headersFrom, keepAliveTimeout } from './answer-head.js';
+import { Call, Phase, type CallHandler, type CallHost, type CallOptions } from './call.js';
 import { watch, unwatch, type Timed } from './deadlines.js';
 import { UpstreamSocketError, UpstreamTimeoutError } from './errors.js';
 import { allocParser, errorReason, execute, finish, freeParser, PARSE_OK, PARSE_PAUSED, type ParserEvents } from './llhttp.js';
 import { requestHead } from './request-head.js';
-
-/** What a call can do to itself: undici's DispatchController, as the exchanges use it. */
-export interface CallController {
-  abort(reason: Error): void;
-  pause(): void;
-  resume(): void;
-  readonly paused: boolean;
-  readonly aborted: boolean;
-}
-
-/** undici's DispatchHandler, the part sluice uses. */
-export interface CallHandler {
-  onRequestStart?(controller: CallController, context: unknown): void;
-  onResponseStart?(controller: CallController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void;
-  onResponseData?(controller: CallController, chunk: Buffer): void;
-  onResponseEnd?(controller: CallController, trailers: IncomingHttpHeaders): void;
-  onResponseError?(controller: CallController, error: Error): void;
-}
-
-export interface CallOptions {
-  path: string;
-  method: string;
-  headers?: Readonly<Record<string, string>>;
-  /** None for a GET. */
-  body?: string | Buffer;
-}
 
 export interface Origin {
   readonly tls: boolean;
@@ -88,67 +63,7 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** An upstream's keep-alive timeout is trusted less this margin, so that sluice never reuses a socket as the upstream closes it. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 
-const enum Phase { Connecting, Head, Body, Done }
-
-/** One call on a connection: its handler, and the controller the handler is given. */
-class Call implements CallController {
-  phase = Phase.Head;
-  paused = false;
-  aborted = false;
-  /** The request went to the socket: failing the call now costs the connection. */
-  written = false;
-
-  constructor(readonly conn: H1Connection, readonly handler: CallHandler, readonly method: string) {}
-
-  abort(reason: Error): void {
-    if (this.aborted || this.phase === Phase.Done) return;
-    this.aborted = true;
-    this.conn.fail(this, reason);
-  }
-
-  pause(): void {
-    if (this.paused || this.phase === Phase.Done) return;
-    this.paused = true;
-    this.conn.pauseReading();
-  }
-
-  resume(): void {
-    if (!this.paused) return;
-    this.paused = false;
-    if (this.phase !== Phase.Done) this.conn.resumeReading();
-  }
-}
-
-/** An upstream sends the same keep-alive header on every answer: the last one read is remembered. */
-let lastKeepAlive = { value: '', ms: undefined as number | undefined };
-
-function keepAliveTimeout(value: string): number | undefined {
-  if (value !== lastKeepAlive.value) {
-    const m = /timeout=(\d+)/i.exec(value);
-    lastKeepAlive = { value, ms: m ? Number(m[1]) * 1000 : undefined };
-  }
-  return lastKeepAlive.ms;
-}
-
-/**
- * Header names in lower case, from the few an upstream sends: a name read
- * before comes back as the same (internalised) string, where lower-casing it
- * and then using it as a key cost a string-table lookup every time.
- */
-const lowerNames = new Map<string, string>();
-
-function lowerName(name: string): string {
-  let lower = lowerNames.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    // Bounded: an upstream that invents names per answer cannot grow it without end.
-    if (lowerNames.size >= 1_000) lowerNames.clear();
-    lowerNames.set(name, lower);
-  }
-  return lower;
-}
-
-export class H1Connection implements ParserEvents, Timed {
+export class H1Connection implements CallHost, ParserEvents, Timed {
   deadline = Infinity;
   /** Where the connection is in its pool's idle stack; -1 while it carries a call. */
   idleAt = -1;
@@ -414,21 +329,9 @@ export class H1Connection implements ParserEvents, Timed {
     return call.method === 'HEAD' ? 1 : PARSE_OK;
   }
 
-  /** The fields read since the last head, as node's IncomingHttpHeaders: names in lower case, a repeated header as an array. */
+  /** The fields read since the last head, as headers; the next head starts afresh. */
   private takeHeaders(): IncomingHttpHeaders {
-    const headers: Record<string, string | string[]> = {};
-    const f = this.fields;
-    for (let i = 0; i + 1 < f.length; i += 2) {
-      const name = lowerName(f[i]!);
-      // llhttp drops the whitespace before a value, not after it (rarely any: trimmed only then).
-      const raw = f[i + 1]!;
-      const last = raw.charCodeAt(raw.length - 1);
-      const value = last === 0x20 || last === 0x09 ? raw.trimEnd() : raw;
-      const had = headers[name];
-      if (had === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
-      else if (Array.isArray(had)) had.push(value);
-      else headers[name] = [had, value];
-    }
+    const headers = headersFrom(this.fields);
     this.fields = [];
     return headers;
   }

@@ -1,0 +1,68 @@
+// One call on an upstream connection, and the handler API it is driven
+// through: undici's (DispatchHandler and DispatchController), the part sluice
+// uses, so the exchanges above the connection are the ones undici drove.
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** What a call can do to itself: undici's DispatchController, as the exchanges use it. */
+export interface CallController {
+  abort(reason: Error): void;
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
+  readonly aborted: boolean;
+}
+
+/** undici's DispatchHandler, the part sluice uses. */
+export interface CallHandler {
+  onRequestStart?(controller: CallController, context: unknown): void;
+  onResponseStart?(controller: CallController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void;
+  onResponseData?(controller: CallController, chunk: Buffer): void;
+  onResponseEnd?(controller: CallController, trailers: IncomingHttpHeaders): void;
+  onResponseError?(controller: CallController, error: Error): void;
+}
+
+export interface CallOptions {
+  path: string;
+  method: string;
+  headers?: Readonly<Record<string, string>>;
+  /** None for a GET. */
+  body?: string | Buffer;
+}
+
+/** What a call asks of the connection it is on. */
+export interface CallHost {
+  fail(call: Call, err: Error): void;
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+export const enum Phase { Head, Body, Done }
+
+/** One call on a connection: its handler, and the controller the handler is given. */
+export class Call implements CallController {
+  phase = Phase.Head;
+  paused = false;
+  aborted = false;
+  /** The request went to the socket: failing the call now costs the connection. */
+  written = false;
+
+  constructor(readonly conn: CallHost, readonly handler: CallHandler, readonly method: string) {}
+
+  abort(reason: Error): void {
+    if (this.aborted || this.phase === Phase.Done) return;
+    this.aborted = true;
+    this.conn.fail(this, reason);
+  }
+
+  pause(): void {
+    if (this.paused || this.phase === Phase.Done) return;
+    this.paused = true;
+    this.conn.pauseReading();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.phase !== Phase.Done) this.conn.resumeReading();
+  }
+}
