@@ -10,6 +10,8 @@ import { retrySchema } from '../src/config/resilience-schema.js';
 import { GatewayError } from '../src/errors.js';
 import { ClientSignal } from '../src/http/client-signal.js';
 import { backoffMs, Deadline, isRetryable, retryAfterMs, withRetry } from '../src/upstream/retry.js';
+import { InvalidRequestError, UpstreamSocketError } from '../src/upstream/h1/errors.js';
+import { upstreamTransportError } from '../src/upstream/upstream-errors.js';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { oneUpstreamConfig, readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -49,6 +51,8 @@ describe('retry policy (pure)', () => {
     assert.ok(isRetryable(new GatewayError('upstream_timeout')));
     assert.ok(isRetryable(new GatewayError('upstream_error', 'refused', { cause: new Error('connect ECONNREFUSED') })));
     assert.ok(!isRetryable(new GatewayError('upstream_error', 'not JSON', { cause: new SyntaxError('bad') })));
+    assert.ok(!isRetryable(upstreamTransportError(new InvalidRequestError('invalid x-bad header'))), 'a head refused before sending is refused again');
+    assert.ok(isRetryable(upstreamTransportError(new UpstreamSocketError('other side closed'))));
     assert.ok(!isRetryable(new GatewayError('invalid_request')));
   });
 

@@ -22,9 +22,10 @@ export function isRetryable(err: unknown): boolean {
   if (err.code !== 'upstream_error') return false;
   if (err.upstreamStatus !== undefined) return RETRY_STATUSES.has(err.upstreamStatus);
   // No status: a transport failure (refused, reset) carries the network error as its cause;
-  // a malformed body (a SyntaxError, or no cause) would fail the same way again.
+  // a malformed body (a SyntaxError, or no cause), or a request head the client refused to
+  // send (InvalidRequestError), would fail the same way again.
   const cause = err.cause as { name?: string } | undefined;
-  return cause instanceof Error && cause.name !== 'SyntaxError' && cause.name !== 'ClientGone';
+  return cause instanceof Error && cause.name !== 'SyntaxError' && cause.name !== 'ClientGone' && cause.name !== 'InvalidRequestError';
 }
 
 /** The wait an upstream asked for, in ms, from retry-after-ms or retry-after (seconds or an HTTP date). */

@@ -16,3 +16,11 @@ export class UpstreamSocketError extends Error {
     this.name = 'UpstreamSocketError';
   }
 }
+
+/** A request head the client refuses to write (it would smuggle a second request): nothing was sent. */
+export class InvalidRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidRequestError';
+  }
+}

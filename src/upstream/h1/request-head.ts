@@ -3,10 +3,7 @@
 // model name into a Gemini path, say), so every piece is checked here, where
 // it becomes wire bytes: a CR or LF that got this far would let one request
 // smuggle a second onto the upstream connection.
-
-export class InvalidRequestError extends Error {
-  constructor(message: string) { super(message); this.name = 'InvalidRequestError'; }
-}
+import { InvalidRequestError } from './errors.js';
 
 /** RFC 9110's token: a header name. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
