@@ -281,13 +281,24 @@ describe('the upstream HTTP/1.1 client', () => {
     v6.close();
   });
 
-  test('a TLS handshake that never ends is a connect timeout', NO_HANG, async () => {
-    const silent = createServer((s) => { s.on('error', () => {}); });
+  test('a TLS handshake that never ends is a connect timeout', NO_HANG, async (t) => {
+    const accepted: Socket[] = [];
+    const silent = createServer((s) => { s.on('error', () => {}); accepted.push(s); });
+    // Even when an assertion fails or the test times out, nothing of it keeps the file running.
+    t.after(() => { for (const s of accepted) s.destroy(); silent.close(); });
     await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', ok));
     const tlsPool = new OriginClients(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`, OPTIONS);
     await assert.rejects(call(tlsPool, '/'), /Connect Timeout Error/);
     assert.ok(await eventually(() => tlsPool.clients === 0, 2_000));
+    // A call dropped as it was handed over leaves its connection idle while it still connects:
+    // the connect deadline still holds it, not the 30 s keep-alive one.
+    await assert.rejects(new Promise((ok, fail) => tlsPool.dispatch({ path: '/', method: 'GET' }, {
+      onRequestStart(c) { c.abort(new Error('caller left')); },
+      onResponseEnd: ok,
+      onResponseError(_c, err) { fail(err); },
+    })), /caller left/);
+    assert.equal(tlsPool.clients, 1);
+    assert.ok(await eventually(() => tlsPool.clients === 0, 2_000), 'the connection still connecting was kept past its connect deadline');
     await tlsPool.close();
-    silent.close();
   });
 });

@@ -147,9 +147,9 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     return !this.socket.destroyed;
   }
 
-  /** The pool keeps the connection idle until the keep-alive timeout. */
+  /** The pool keeps the connection idle until the keep-alive timeout; one still connecting keeps its connect deadline. */
   idle(): void {
-    this.deadline = Date.now() + this.keepAliveMs;
+    if (this.isConnected) this.deadline = Date.now() + this.keepAliveMs;
   }
 
   /** Ends `call` with `err`; the connection goes with it, unless nothing had been sent. */
