@@ -207,6 +207,9 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
       // Bytes on an idle connection answer nothing that was asked: the connection cannot be trusted with a call.
       return void this.socket.destroy();
     }
+    // The body deadline runs from the last read, not the last chunked frame: one clock read per read.
+    const call = this.call;
+    if (call.phase === Phase.Body && !call.paused) this.deadline = Date.now() + this.timeouts.bodyTimeoutMs;
     let ret: number;
     try {
       ret = execute(this.parser, this, chunk);
@@ -339,7 +342,6 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   onBody(bytes: Buffer): number {
     const call = this.call;
     if (!call) return PARSE_PAUSED;
-    if (!call.paused) this.deadline = Date.now() + this.timeouts.bodyTimeoutMs;
     call.handler.onResponseData?.(call, bytes);
     return this.call === call ? PARSE_OK : PARSE_PAUSED;
   }
