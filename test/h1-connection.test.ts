@@ -144,11 +144,11 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
-  test('interim 1xx answers are skipped; a head split across reads, repeated headers and empty values are read as node reads them', NO_HANG, async () => {
+  test('interim 1xx answers are skipped; a head split across reads, repeated headers, empty values and trailing whitespace are read as node reads them', NO_HANG, async () => {
     fresh();
     answer(async (_r, s) => {
       s.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n');
-      const head = 'HTTP/1.1 201 Created\r\nX-Multi: a\r\nx-multi: b\r\nset-cookie: c=1\r\nx-empty:\r\nx-long-header-name: a value split across reads\r\ncontent-length: 4\r\n\r\n';
+      const head = 'HTTP/1.1 201 Created\r\nX-Multi: a\r\nx-multi: b\r\nset-cookie: c=1\r\nx-empty:\r\nx-trailing: v \t \r\nx-long-header-name: a value split across reads\r\ncontent-length: 4\r\n\r\n';
       for (let i = 0; i < head.length; i += 7) { s.write(head.slice(i, i + 7)); await sleep(1); }
       s.write('done');
     });
@@ -158,6 +158,7 @@ describe('the upstream HTTP/1.1 client', () => {
     assert.deepEqual(out.headers['x-multi'], ['a', 'b']);
     assert.deepEqual(out.headers['set-cookie'], ['c=1']);
     assert.equal(out.headers['x-empty'], '');
+    assert.equal(out.headers['x-trailing'], 'v', 'whitespace after a value is not part of it');
     assert.equal(out.headers['x-long-header-name'], 'a value split across reads');
     assert.equal(out.headers.link, undefined, 'the interim answer\'s headers are not the final one\'s');
     await pool.close();
