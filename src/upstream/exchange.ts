@@ -14,7 +14,6 @@ import type { CallController, CallHandler } from './origin-clients.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
-type Controller = CallController;
 
 class ClientGone extends Error {
   constructor() { super('The client closed the connection.'); this.name = 'ClientGone'; }
@@ -30,7 +29,7 @@ function overCap(what: string, limit: number): GatewayError {
 }
 
 abstract class Exchange implements CallHandler {
-  protected controller: Controller | undefined;
+  protected controller: CallController | undefined;
   private errorBody: Buffer[] | undefined;
   private status = 0;
   /** Bytes of a body held in memory (a JSON answer or an error body); streams are consumed as they go. */
@@ -70,12 +69,12 @@ abstract class Exchange implements CallHandler {
     pools.get(up.url.origin).dispatch({ path: up.url.path, method: up.method, headers: up.headers, body: up.body }, this);
   }
 
-  onRequestStart(controller: Controller): void {
+  onRequestStart(controller: CallController): void {
     this.controller = controller;
     if (this.signal.aborted) controller.abort(new ClientGone());
   }
 
-  onResponseStart(_c: Controller, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(_c: CallController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
     this.headers = this.adapter.passHeaders(headers);
     if (statusCode >= 400) this.errorBody = [];
@@ -89,7 +88,7 @@ abstract class Exchange implements CallHandler {
 
   protected get isCut(): boolean { return this.cut; }
 
-  onResponseData(_c: Controller, chunk: Buffer): void {
+  onResponseData(_c: CallController, chunk: Buffer): void {
     if (this.cut) return;
     if (this.errorBody || this.holdsBody) {
       this.held += chunk.length;
@@ -109,7 +108,7 @@ abstract class Exchange implements CallHandler {
     this.fail(upstreamStatusError(this.status, this.adapter.errorDetails(this.status, text), ownKey, headers));
   }
 
-  onResponseError(_c: Controller | undefined, err: Error): void {
+  onResponseError(_c: CallController | undefined, err: Error): void {
     this.signal.off('abort', this.onClientAbort);
     if (this.failed) return;
     this.failed = true;

@@ -83,7 +83,6 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   /** Header names and values in order, as llhttp hands them over (a name or value may come in pieces). */
   private fields: string[] = [];
   private headerBytes = 0;
-  private headersDone = false;
 
   constructor(private readonly origin: Origin, private readonly timeouts: ConnectionTimeouts, private readonly owner: ConnectionOwner) {
     this.keepAliveMs = timeouts.keepAliveMs;
@@ -272,7 +271,6 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     if (!this.call) return -1;
     this.fields = [];
     this.headerBytes = 0;
-    this.headersDone = false;
     return PARSE_OK;
   }
 
@@ -313,7 +311,6 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
       this.headerBytes = 0;
       return 1;
     }
-    this.headersDone = true;
     const headers = this.takeHeaders();
     this.reusable = keepAlive;
     if (keepAlive) {
@@ -349,7 +346,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   onMessageComplete(): number {
     const call = this.call;
     if (!call) return PARSE_PAUSED;
-    if (!this.headersDone) return PARSE_OK; // the end of an interim answer
+    if (call.phase !== Phase.Body) return PARSE_OK; // the end of an interim answer
     const trailers = this.fields.length ? this.takeHeaders() : {};
     this.call = undefined;
     call.phase = Phase.Done;

@@ -45,8 +45,9 @@ export const PARSE_OK = 0;
 /** llhttp's HPE_PAUSED: a callback stopped the parse on purpose. */
 export const PARSE_PAUSED = 21;
 
+const EMPTY = Buffer.alloc(0);
 let reader: ParserEvents;
-let read: Buffer = Buffer.alloc(0);
+let read: Buffer = EMPTY;
 /** Where `read` starts in the parser's memory. */
 let base = 0;
 /** A span of the read as a view of the socket's bytes (body data, handed on as it is). */
@@ -113,8 +114,6 @@ export function execute(ptr: number, events: ParserEvents, chunk: Buffer): numbe
     read = EMPTY;
   }
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** The socket ended: an answer delimited by the connection's close is complete now. */
 export function finish(ptr: number, events: ParserEvents): number {
