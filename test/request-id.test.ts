@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newRequestId } from '../src/pipeline/request-context.js';
+import { hex48, newRequestId } from '../src/pipeline/request-context.js';
 import { REQUEST_ID } from './helpers/fixtures.js';
 
 test('a request id is req_ and a UUIDv7 of the moment it was made', () => {
@@ -28,4 +28,10 @@ test('ids do not repeat, even many within one millisecond', () => {
   const n = 200_000;
   const ids = new Set(Array.from({ length: n }, newRequestId));
   assert.equal(ids.size, n);
+});
+
+test('the time part is the millisecond in 12 hex digits, at every byte boundary', () => {
+  for (const n of [0, 1, 0xff, 0x100, 0xffffff, 0x1000000, 0x1000001, 0xffffffffff, 2 ** 48 - 1, 1_790_000_000_000, Date.now()]) {
+    assert.equal(hex48(n), n.toString(16).padStart(12, '0'), String(n));
+  }
 });

@@ -18,7 +18,20 @@ import type { Admission } from '../limits/gate.js';
  */
 export function newRequestId(): string {
   const u = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: V carries the RFC 9562 variant
-  return `req_${Date.now().toString(16).padStart(12, '0')}7${u.slice(15, 18)}${u.slice(19, 23)}${u.slice(24)}`;
+  return `req_${hex48(Date.now())}7${u.slice(15, 18)}${u.slice(19, 23)}${u.slice(24)}`;
+}
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/**
+ * `n` (0 ≤ n < 2^48) as 12 hex digits. Number#toString(16) takes V8's
+ * general radix conversion, about 0.55 µs: half of what an id cost.
+ */
+export function hex48(n: number): string {
+  const hi = Math.floor(n / 0x1000000);
+  const lo = n - hi * 0x1000000;
+  return HEX_BYTE[(hi >>> 16) & 255]! + HEX_BYTE[(hi >>> 8) & 255]! + HEX_BYTE[hi & 255]!
+    + HEX_BYTE[(lo >>> 16) & 255]! + HEX_BYTE[(lo >>> 8) & 255]! + HEX_BYTE[lo & 255]!;
 }
 
 /**
