@@ -64,6 +64,28 @@ describe('retry policy (pure)', () => {
     deadline.done();
     assert.equal(calls, 3);
   });
+
+  test('a deadline fires once its time has passed (a long one within a tick of it), and never once done', async () => {
+    // A long deadline rides the upstream tick, which does not hold the loop by itself: in the gateway the
+    // call's socket does. Here this timer stands in for it.
+    const socket = setInterval(() => {}, 1_000);
+    try {
+      for (const ms of [150, 1_000]) {
+        const fired = new Deadline(ms, new ClientSignal());
+        const t0 = performance.now();
+        await new Promise<void>((ok) => fired.once('abort', ok));
+        const took = performance.now() - t0;
+        assert.ok(fired.expired && took >= ms - 2 && took < ms + 250, `${ms} ms deadline fired after ${Math.round(took)} ms`);
+        fired.done();
+        const stopped = new Deadline(ms, new ClientSignal());
+        stopped.done();
+        await sleep(ms + 250);
+        assert.ok(!stopped.aborted && !stopped.expired, `a ${ms} ms deadline fired after done()`);
+      }
+    } finally {
+      clearInterval(socket);
+    }
+  });
 });
 
 describe('retries through the gateway', () => {

@@ -11,6 +11,7 @@
 import type { RetryPolicy } from '../config/resilience-schema.js';
 import { GatewayError } from '../errors.js';
 import { ClientSignal } from '../http/client-signal.js';
+import { TICK_MS, unwatch, watch, type Timed } from './h1/deadlines.js';
 
 /** HTTP statuses of an upstream answer worth another try. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
@@ -73,14 +74,25 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
 export class Deadline extends ClientSignal {
   expired = false;
   private readonly at: number;
-  /** Dropped once done: an accepted stream keeps its deadline (the signal it ends by) for its whole life, not its spent timer. */
-  private timer: NodeJS.Timeout | undefined;
+  /**
+   * Dropped once done: an accepted stream keeps its deadline (the signal it ends by) for its whole life, not its spent timer.
+   * A deadline of a second or more is watched by the upstream deadline tick (within 0.1 s of it): a timer
+   * armed and cleared per request cost 0.7 µs, a tick entry a tenth of that. A shorter one keeps a timer of its own.
+   */
+  private timer: NodeJS.Timeout | Timed | undefined;
 
   constructor(readonly ms: number, caller: ClientSignal) {
     super();
     this.at = performance.now() + ms;
     if (caller.aborted) this.abort(); else caller.once('abort', () => this.abort());
-    this.timer = setTimeout(() => { this.expired = true; this.abort(); }, ms);
+    const fire = () => { this.expired = true; this.abort(); };
+    if (ms < 10 * TICK_MS) {
+      this.timer = setTimeout(fire, ms);
+    } else {
+      const timed: Timed = { deadline: Date.now() + ms, expired: fire };
+      watch(timed);
+      this.timer = timed;
+    }
   }
 
   /** What attempts listen to: the deadline itself. */
@@ -94,7 +106,9 @@ export class Deadline extends ClientSignal {
   }
 
   done(): void {
-    clearTimeout(this.timer);
+    const t = this.timer;
+    if (t && 'deadline' in t) unwatch(t);
+    else clearTimeout(t);
     this.timer = undefined;
   }
 }

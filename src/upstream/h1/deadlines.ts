@@ -1,5 +1,6 @@
 // Deadlines for upstream connections (connect, answer headers, the gap between
-// body reads, keep-alive idling) on one coarse tick, as undici keeps its own.
+// body reads, keep-alive idling) on one coarse tick, as undici keeps its own;
+// a request's own deadline of a second or more rides the same tick (retry.ts).
 // A timer per connection re-armed on every read would cost a timer-list update
 // per chunk of every stream; here a read only stores a number, and the tick
 // looks over the connections that have a deadline. A deadline is kept to
