@@ -20,7 +20,9 @@ import { archivesPayloads, dispatchChat } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
 
 export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
-  await authenticate(svc, ctx, req);
+  // Each stage that can finish at once is awaited only when it did not: an await of a value is a microtask turn.
+  const authed = authenticate(svc, ctx, req);
+  if (authed) await authed;
   const body = await readJsonText(req);
   const chat = parseChatRequest(body.value);
   const org = ctx.key!.organization_id;
@@ -29,9 +31,11 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
 
   const promptTokens = estimatePromptTokens(chat.messages);
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
-  const route = await admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
+  const routed = admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
+  const route = routed instanceof Promise ? await routed : routed;
 
-  const guarded = await guardMessages(svc, ctx, chat.messages, body.text);
+  const guarding = guardMessages(svc, ctx, chat.messages, body.text);
+  const guarded = guarding instanceof Promise ? await guarding : guarding;
   // The request goes as parsed unless DLP replaced texts: a spread copy of it takes V8's slow path
   // (about 1.5 µs). Where it may, it carries the caller's text for the splice.
   chat.rawText = guarded.callerText;

@@ -30,7 +30,8 @@ function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEnt
 }
 
 export async function embeddings(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
-  await authenticate(svc, ctx, req);
+  const authed = authenticate(svc, ctx, req);
+  if (authed) await authed;
   const emb = parseEmbeddingsRequest(await readJsonObject(req));
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = emb.model;

@@ -29,11 +29,16 @@ export async function guardTexts(svc: Services, ctx: RequestContext, texts: stri
  * value JSON.parse keeps, and the upstream's parser may keep the other one,
  * unscanned. Re-serialising what was scanned leaves one reading.
  */
-export async function guardMessages(
-  svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string,
-): Promise<{ messages: ChatMessage[]; scan: InputScan | undefined; callerText: string | undefined }> {
+type Guarded = { messages: ChatMessage[]; scan: InputScan | undefined; callerText: string | undefined };
+
+/** A promise only when a policy reads the messages. */
+export function guardMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string): Guarded | Promise<Guarded> {
   // Without a policy there is nothing to scan: walking every message for its texts would be wasted on the hot path.
   if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined, callerText: text };
+  return scanMessages(svc, ctx, messages, text);
+}
+
+async function scanMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string): Promise<Guarded> {
   const scan = await guardTexts(svc, ctx, collectTexts(messages));
   if (!scan || scan.redactions === 0) return { messages, scan, callerText: keysReadOneWay(text) ? text : undefined };
   return { messages: replaceTexts(messages, scan.texts), scan, callerText: undefined };

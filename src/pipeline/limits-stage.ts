@@ -18,16 +18,20 @@ export function settleRequest(svc: Services, ctx: RequestContext): void {
   settle(svc.limits, ctx.admission!, ctx.trace.total_tokens, ctx.trace.dry_run ? 0 : ctx.trace.cost_usd);
 }
 
+type RouteRequest = { model: string; promptTokens: number; maxTokens: number | undefined };
+
 /**
  * Admission, then routing, as chat completions and the Responses API both do:
  * a dry run spends nothing, so no limit or budget applies to it. The route
  * goes on the trace at once, so even a later failure records where it went.
+ * A promise only while Redis decides admission: otherwise the route itself.
  */
-export async function admitAndRoute(
-  svc: Services, ctx: RequestContext, request: { model: string; promptTokens: number; maxTokens: number | undefined }, dryRun: boolean,
-): Promise<Resolution> {
+export function admitAndRoute(svc: Services, ctx: RequestContext, request: RouteRequest, dryRun: boolean): Resolution | Promise<Resolution> {
   const gate = dryRun ? undefined : admitRequest(svc, ctx, request.promptTokens);
-  if (gate) await gate;
+  return gate ? gate.then(() => resolveRoute(svc, ctx, request)) : resolveRoute(svc, ctx, request);
+}
+
+function resolveRoute(svc: Services, ctx: RequestContext, request: RouteRequest): Resolution {
   const route = resolveChat(catalogueFor(svc, ctx.key!.organization_id), request, (p) => svc.credentials.isConfigured(p), svc.rules);
   ctx.trace.provider = route.entry.provider;
   ctx.trace.model = route.entry.id;

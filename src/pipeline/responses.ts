@@ -21,7 +21,8 @@ import { translatedResponse } from './responses-translated.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
 
 export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
-  await authenticate(svc, ctx, req);
+  const authed = authenticate(svc, ctx, req);
+  if (authed) await authed;
   const body = await readJsonText(req);
   const r = parseResponsesRequest(body.value, body.text);
   const org = ctx.key!.organization_id;
