@@ -20,6 +20,26 @@ export function loadUws(): Uws | undefined {
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
+/**
+ * uWS turns every string it is handed into UTF-8 through V8 (a length pass, an
+ * allocation and a copy: about 900 instructions for a short header), and reads
+ * a Buffer where it lies. Header names come from a small fixed set: each is
+ * encoded once, as it is first written. Values (request ids, counts) mostly
+ * never repeat, and go as strings. The bound is for names a future caller
+ * might make up; past it, they go as strings too.
+ */
+const encodedNames = new Map<string, Buffer>();
+const MAX_NAMES = 256;
+
+function nameBytes(name: string): Buffer | string {
+  const hit = encodedNames.get(name);
+  if (hit !== undefined) return hit;
+  if (encodedNames.size >= MAX_NAMES) return name;
+  const b = Buffer.from(name, 'latin1');
+  encodedNames.set(name, b);
+  return b;
+}
+
 class UwsResponse implements GatewayResponse {
   readonly signal = new ClientSignal();
   private drain: (() => void) | undefined;
@@ -43,7 +63,7 @@ class UwsResponse implements GatewayResponse {
 
   private head(status: number, headers: HeaderList): void {
     this.res.writeStatus(statusLine(status));
-    for (const [k, v] of headers) this.res.writeHeader(k, v);
+    for (const [k, v] of headers) this.res.writeHeader(nameBytes(k), v);
     // uWS closes the connection after such a reply but does not say so; a pooling
     // client (node's keep-alive agent) then reuses the dying socket and its next
     // request fails with "socket hang up". RFC 9112 9.6: announce the close.
