@@ -11,7 +11,7 @@
 import type { RetryPolicy } from '../config/resilience-schema.js';
 import { GatewayError } from '../errors.js';
 import { ClientSignal } from '../http/client-signal.js';
-import { TICK_MS, unwatch, watch, type Timed } from './h1/deadlines.js';
+import { TICK_MS, unwatch, watch, type Timed } from './deadline-tick.js';
 
 /** HTTP statuses of an upstream answer worth another try. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);

@@ -8,7 +8,7 @@
 //
 // What it carries, and where:
 // - TLS, resuming the origin's last session (OriginClients keeps it);
-// - connect, headers and body timeouts, and the keep-alive idle timeout (deadlines.ts);
+// - connect, headers and body timeouts, and the keep-alive idle timeout (../deadline-tick.ts);
 // - the upstream's `keep-alive: timeout=N`, `connection: close` and HTTP/1.0;
 // - bodies by content-length, chunked (with trailers) or delimited by the close;
 // - 1xx answers skipped, an upgrade refused;
@@ -22,7 +22,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { headersFrom, keepAliveTimeout } from './answer-head.js';
 import { Call, Phase, type CallHandler, type CallHost, type CallOptions } from './call.js';
-import { watch, unwatch, type Timed } from './deadlines.js';
+import { watch, unwatch, type Timed } from '../deadline-tick.js';
 import { UpstreamSocketError, UpstreamTimeoutError } from './errors.js';
 import { allocParser, errorReason, execute, finish, freeParser, PARSE_OK, PARSE_PAUSED, type ParserEvents } from './llhttp.js';
 import { requestHead } from './request-head.js';

@@ -1,6 +1,7 @@
-// Deadlines for upstream connections (connect, answer headers, the gap between
-// body reads, keep-alive idling) on one coarse tick, as undici keeps its own;
-// a request's own deadline of a second or more rides the same tick (retry.ts).
+// Upstream deadlines on one coarse tick, as undici keeps its own: those of the
+// connections (connect, answer headers, the gap between body reads, keep-alive
+// idling; h1/connection.ts), and a request's own deadline of a second or more
+// (retry.ts).
 // A timer per connection re-armed on every read would cost a timer-list update
 // per chunk of every stream; here a read only stores a number, and the tick
 // looks over the connections that have a deadline. A deadline is kept to
