@@ -85,6 +85,19 @@ describe('memberSpans', () => {
     assert.equal(memberSpans('[1]'), undefined);
   });
 
+  test('a repeated key is refused however many members come before it; keys of one length that differ are not repeats', () => {
+    // Past a few dozen members repeats are looked up in a set, not compared in place: both ways must agree.
+    for (const n of [3, 31, 32, 33, 200]) {
+      const members = Array.from({ length: n }, (_, i) => `"k${i}":${i}`);
+      const text = `{${members.join(',')}}`;
+      assert.equal(memberSpans(text)?.size, n, `${n} distinct keys`);
+      assert.equal(memberSpans(`{${members.join(',')},"k${n - 1}":0}`), undefined, `the last of ${n} repeated`);
+      assert.equal(memberSpans(`{${members.join(',')},"k0":0}`), undefined, `the first of ${n} repeated`);
+      assert.equal(withMembers(`{${members.join(',')},"k0":0}`, { model: 'm' }), undefined);
+    }
+    assert.deepEqual([...memberSpans('{"ab":1,"ba":2,"a":3,"b":4}')!.keys()], ['ab', 'ba', 'a', 'b']);
+  });
+
   test('withMembers replaces the members the text has and appends the others, leaving the rest as written', () => {
     const text = ' { "b" : 1.0 , "a":"x\\u00e9", "c": [ 1 ] } ';
     assert.equal(withMembers(text, { c: { d: null }, a: 'é', e: 2 }), ' { "b" : 1.0 , "a":"é", "c": {"d":null} ,"e":2} ');

@@ -6,10 +6,26 @@
 // it cannot follow makes it give up (the caller re-serialises), never loop.
 // Walked by character code, it costs fewer instructions than JSON.stringify
 // even on a 300-byte body, so bodies of every size are spliced.
-import { CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-scan.js';
+import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, hasBackslash, stringEnd } from './json-scan.js';
 
 /** Value spans [start, end) by key; undefined when a key is escaped or repeated (JSON.parse's last-wins would disagree). */
 export type MemberSpans = Map<string, readonly [number, number]>;
+
+/**
+ * Per member, in order: where its key's text starts and ends (inside the
+ * quotes), and where its value starts and ends. Flat numbers, not a map of
+ * sliced keys: on a request's few members the slices, their hashes and the
+ * map cost more than the walk (a tenth of a JSON request's instructions).
+ */
+type MemberTable = number[];
+const STRIDE = 4;
+
+/**
+ * Up to this many members a repeated key is found by comparing keys in place
+ * (a request has a handful); past it, by a set, so that a body of a hundred
+ * thousand keys costs their number, not its square.
+ */
+const COMPARED_IN_PLACE = 32;
 
 function isSpace(c: number): boolean { return c === 32 || c === 10 || c === 13 || c === 9; }
 
@@ -53,30 +69,69 @@ function valueEnd(text: string, i: number): number {
   return -1;
 }
 
+function sameText(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
+  return true;
+}
+
+/** Whether the key at [start, end) repeats one of the table's: the keys hold no escapes, so equal text is an equal key. */
+function repeats(text: string, table: MemberTable, start: number, end: number, seen: Set<string> | undefined): boolean {
+  if (seen) return seen.size === seen.add(text.slice(start, end)).size;
+  const length = end - start;
+  for (let m = 0; m < table.length; m += STRIDE) {
+    if (table[m + 1]! - table[m]! === length && sameText(text, table[m]!, start, length)) return true;
+  }
+  return false;
+}
+
 /** Every step checks the character it expects, so text it cannot follow is refused, never looped over. */
-export function memberSpans(text: string): MemberSpans | undefined {
-  const spans: MemberSpans = new Map();
+function memberTable(text: string): MemberTable | undefined {
+  const table: MemberTable = [];
+  let seen: Set<string> | undefined;
   let i = skipSpace(text, 0);
-  if (text[i] !== '{') return undefined;
+  if (text.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i = skipSpace(text, i + 1);
-  if (text[i] === '}') return spans;
+  if (text.charCodeAt(i) === CLOSE_BRACE) return table;
   for (;;) {
-    if (text[i] !== '"') return undefined;
+    if (text.charCodeAt(i) !== QUOTE) return undefined;
     const keyEnd = stringEnd(text, i);
     if (keyEnd < 0) return undefined;
-    const key = text.slice(i + 1, keyEnd - 1);
-    if (key.includes('\\') || spans.has(key)) return undefined;
+    const start = i + 1;
+    const end = keyEnd - 1;
+    if (hasBackslash(text, start, end) || repeats(text, table, start, end, seen)) return undefined;
+    if (!seen && table.length === STRIDE * COMPARED_IN_PLACE) {
+      seen = new Set();
+      for (let m = 0; m < table.length; m += STRIDE) seen.add(text.slice(table[m], table[m + 1]));
+      seen.add(text.slice(start, end));
+    }
     i = skipSpace(text, keyEnd);
-    if (text[i] !== ':') return undefined;
+    if (text.charCodeAt(i) !== COLON) return undefined;
     i = skipSpace(text, i + 1);
-    const end = valueEnd(text, i);
-    if (end < 0) return undefined;
-    spans.set(key, [i, end]);
-    i = skipSpace(text, end);
-    if (text[i] === '}') return spans;
-    if (text[i] !== ',') return undefined;
+    const valueStop = valueEnd(text, i);
+    if (valueStop < 0) return undefined;
+    table.push(start, end, i, valueStop);
+    i = skipSpace(text, valueStop);
+    if (text.charCodeAt(i) === CLOSE_BRACE) return table;
+    if (text.charCodeAt(i) !== COMMA) return undefined;
     i = skipSpace(text, i + 1);
   }
+}
+
+/** The table's offset of member `key`, or -1. */
+function findMember(text: string, table: MemberTable, key: string): number {
+  for (let m = 0; m < table.length; m += STRIDE) {
+    if (table[m + 1]! - table[m]! === key.length && text.startsWith(key, table[m])) return m;
+  }
+  return -1;
+}
+
+/** Each member's value span by key: the table as a map, for callers that read many members. */
+export function memberSpans(text: string): MemberSpans | undefined {
+  const table = memberTable(text);
+  if (!table) return undefined;
+  const spans: MemberSpans = new Map();
+  for (let m = 0; m < table.length; m += STRIDE) spans.set(text.slice(table[m], table[m + 1]), [table[m + 2]!, table[m + 3]!]);
+  return spans;
 }
 
 /**
@@ -86,20 +141,20 @@ export function memberSpans(text: string): MemberSpans | undefined {
  * value has no JSON (undefined, a function), which re-serialising would drop.
  */
 export function withMembers(text: string, members: Record<string, unknown>): string | undefined {
-  const spans = memberSpans(text);
-  if (!spans) return undefined;
+  const table = memberTable(text);
+  if (!table) return undefined;
   const edits: Array<readonly [number, number, string]> = [];
   let added = '';
   for (const key in members) {
     const value = JSON.stringify(members[key]) as string | undefined;
     if (value === undefined) return undefined;
-    const span = spans.get(key);
-    if (span) edits.push([span[0], span[1], value]);
+    const m = findMember(text, table, key);
+    if (m >= 0) edits.push([table[m + 2]!, table[m + 3]!, value]);
     else added += `,${JSON.stringify(key)}:${value}`;
   }
   if (added) {
     const end = text.lastIndexOf('}');
-    edits.push([end, end, spans.size ? added : added.slice(1)]);
+    edits.push([end, end, table.length ? added : added.slice(1)]);
   }
   edits.sort((a, b) => a[0] - b[0]);
   let out = '';
@@ -117,8 +172,12 @@ export function withMembers(text: string, members: Record<string, unknown>): str
  * it. Undefined where withMembers would be, or where `key` holds no object.
  */
 export function withInnerMembers(text: string, key: string, members: Record<string, unknown>): string | undefined {
-  const span = memberSpans(text)?.get(key);
-  if (!span || text.charCodeAt(span[0]) !== OPEN_BRACE) return undefined;
-  const inner = withMembers(text.slice(span[0], span[1]), members);
-  return inner === undefined ? undefined : text.slice(0, span[0]) + inner + text.slice(span[1]);
+  const table = memberTable(text);
+  const m = table ? findMember(text, table, key) : -1;
+  if (m < 0) return undefined;
+  const start = table![m + 2]!;
+  const end = table![m + 3]!;
+  if (text.charCodeAt(start) !== OPEN_BRACE) return undefined;
+  const inner = withMembers(text.slice(start, end), members);
+  return inner === undefined ? undefined : text.slice(0, start) + inner + text.slice(end);
 }

@@ -24,3 +24,9 @@ export function stringEnd(text: string, i: number): number {
     from = q + 1;
   }
 }
+
+/** Whether s[from, to) holds a backslash: keys are short, so a walk beats a search (which would run on past `to`). */
+export function hasBackslash(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
+  return false;
+}

@@ -9,7 +9,7 @@
 // by anything but a colon, an escaped key, or text it cannot follow answers
 // "not plain", and the chunk is then parsed: a wrong "plain" would forward a
 // finish or usage unseen, a wrong "not plain" only costs a parse.
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE, stringEnd } from '../json-scan.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE, hasBackslash, stringEnd } from '../json-scan.js';
 
 const LETTER_N = 110; // the n of null
 const LETTER_U = 117; // \u
@@ -28,12 +28,6 @@ function keyKind(s: string, start: number, end: number): number {
     case 13: return s.startsWith('finish_reason', start) ? FINISH : OTHER;
     default: return OTHER;
   }
-}
-
-/** Whether s[from, to) holds a backslash: keys are short, so a walk beats a search. */
-function hasBackslash(s: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
-  return false;
 }
 
 /** The UTF-8 bytes of the string textEnd last walked: a module slot, not a result object per string. */
