@@ -106,6 +106,25 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('a head with obs-text goes as latin1 bytes and its body as UTF-8, as an ASCII head and its body do', NO_HANG, async () => {
+    fresh();
+    answer((_r, s) => void s.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
+    // An ASCII head and a string body go in one write; any other head keeps its own encoding.
+    await call(pool, '/a', { headers: { 'x-v': 'caf\u00e9' }, body: 'é€🙂' });
+    await call(pool, '/caf\u00e9', { body: 'é€🙂' });
+    await call(pool, '/b', { headers: { 'x-v': 'plain' }, body: 'é€🙂' });
+    const [obsHeader, obsPath, ascii] = raw.seen;
+    // The test server reads the head as latin1: one byte 0xe9 reads back as é, UTF-8's two bytes would not.
+    assert.equal(obsHeader!.headers['x-v'], 'caf\u00e9');
+    assert.equal(obsPath!.path, '/caf\u00e9');
+    assert.equal(ascii!.headers['x-v'], 'plain');
+    for (const r of [obsHeader, obsPath, ascii]) {
+      assert.equal(r!.body, 'é€🙂');
+      assert.equal(r!.headers['content-length'], '9');
+    }
+    await pool.close();
+  });
+
   test('a head that would smuggle a second request is refused before a byte is sent, and the connection stays good', NO_HANG, async () => {
     const before = fresh({ connections: 1 });
     answer((_r, s) => void s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));

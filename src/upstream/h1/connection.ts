@@ -57,6 +57,8 @@ export interface ConnectionOwner {
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** A head of ASCII only reads the same as latin1 and as UTF-8. */
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Answer heads larger than this are refused, as node's and undici's clients refuse them. */
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -128,11 +130,17 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     }
     this.reusable = false;
     call.written = true;
-    // One writev with the head and the body; a string body is encoded by the write, not copied first.
-    this.socket.cork();
-    this.socket.write(head, 'latin1');
-    if (body.length > 0) this.socket.write(body);
-    this.socket.uncork();
+    // One write of one string: a corked pair went through the stream's buffered writev, which cost
+    // 6k instructions of a JSON request's 240k. Only an ASCII head may go as UTF-8 with its body;
+    // a head with obs-text keeps its latin1 bytes.
+    if (typeof body === 'string' && ASCII.test(head)) {
+      this.socket.write(head + body);
+    } else {
+      this.socket.cork();
+      this.socket.write(head, 'latin1');
+      if (body.length > 0) this.socket.write(body);
+      this.socket.uncork();
+    }
     if (this.isConnected) this.deadline = Date.now() + this.timeouts.headersTimeoutMs;
   }
 
