@@ -14,8 +14,9 @@ export type MemberSpans = Map<string, readonly [number, number]>;
 /**
  * Per member, in order: where its key's text starts and ends (inside the
  * quotes), and where its value starts and ends. Flat numbers, not a map of
- * sliced keys: on a request's few members the slices, their hashes and the
- * map cost more than the walk (a tenth of a JSON request's instructions).
+ * sliced keys: on a request's few members, slicing, hashing and storing every
+ * key cost more than comparing the keys in place (withMembers on a request
+ * and its answer: 25.4k instructions against 22.6k).
  */
 type MemberTable = number[];
 const STRIDE = 4;
@@ -137,7 +138,7 @@ export function memberSpans(text: string): MemberSpans | undefined {
 /**
  * The object text with each of `members` set: a member the text has gets its
  * value replaced, one it lacks is appended; every other member stays as the
- * text wrote it. Undefined where memberSpans cannot vouch for the text, or a
+ * text wrote it. Undefined where memberTable cannot vouch for the text, or a
  * value has no JSON (undefined, a function), which re-serialising would drop.
  */
 export function withMembers(text: string, members: Record<string, unknown>): string | undefined {
