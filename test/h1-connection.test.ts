@@ -142,6 +142,29 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('chunked frames that arrive in one read reach the handler as one piece, joined; a later read\'s frames as another', NO_HANG, async () => {
+    fresh();
+    const euro = Buffer.from('€');
+    // Small frames, a 3-byte character split between two of them: an SSE stream's chunks, each written as a frame.
+    const frames = [Buffer.from('ab'), euro.subarray(0, 1), Buffer.concat([euro.subarray(1), Buffer.from('cd')]), ...Array.from({ length: 20 }, (_, i) => Buffer.from(`f${i};`))];
+    const framed = frames.flatMap((f) => [Buffer.from(`${f.length.toString(16)}\r\n`), f, Buffer.from('\r\n')]);
+    answer(async (_r, s) => {
+      s.write(Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n'), ...framed]));
+      await sleep(50);
+      s.write('2\r\nxy\r\n3\r\nz!?\r\n0\r\n\r\n');
+    });
+    const pieces: Buffer[] = [];
+    await new Promise<void>((ok, fail) => pool.dispatch({ path: '/burst', method: 'GET', headers: {} }, {
+      onResponseData(_c, chunk) { pieces.push(chunk); },
+      onResponseEnd() { ok(); },
+      onResponseError(_c, err) { fail(err); },
+    }));
+    // Each piece is a view of its own read, kept as handed on: the second read's joining did not touch the first.
+    assert.deepEqual(pieces.map((p) => p.toString('utf8')), [Buffer.concat(frames).toString('utf8'), 'xyz!?']);
+    assert.equal(pieces[0]!.toString('utf8'), `ab€cd${Array.from({ length: 20 }, (_, i) => `f${i};`).join('')}`);
+    await pool.close();
+  });
+
   test('bodies by length, chunked with trailers, and delimited by the close are read whole', NO_HANG, async () => {
     const before = fresh();
     answer((req, s) => {
