@@ -14,7 +14,8 @@
 // in one read (an SSE stream's chunks, each written as a frame) is moved
 // together in place, over the frame heads between them, and handed on once,
 // when the read is parsed or its message completes. A view, a decode and an
-// SSE parse per frame cost some 1.2k instructions each, 24 times a stream.
+// SSE parse per frame cost about 2.5k instructions a frame: an unpaced
+// 20-chunk stream fell from 465k to 406k with them gone.
 import { createRequire } from 'node:module';
 
 /** What llhttp reports to the connection it is reading for; a non-zero return stops the parse. */
