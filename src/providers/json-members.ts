@@ -126,7 +126,7 @@ function findMember(text: string, table: MemberTable, key: string): number {
   return -1;
 }
 
-/** Each member's value span by key: the table as a map, for callers that read many members. */
+/** Each member's value span by key: the table as a map, to read whole (the splices below search the table). */
 export function memberSpans(text: string): MemberSpans | undefined {
   const table = memberTable(text);
   if (!table) return undefined;
@@ -175,9 +175,9 @@ export function withMembers(text: string, members: Record<string, unknown>): str
 export function withInnerMembers(text: string, key: string, members: Record<string, unknown>): string | undefined {
   const table = memberTable(text);
   const m = table ? findMember(text, table, key) : -1;
-  if (m < 0) return undefined;
-  const start = table![m + 2]!;
-  const end = table![m + 3]!;
+  if (!table || m < 0) return undefined;
+  const start = table[m + 2]!;
+  const end = table[m + 3]!;
   if (text.charCodeAt(start) !== OPEN_BRACE) return undefined;
   const inner = withMembers(text.slice(start, end), members);
   return inner === undefined ? undefined : text.slice(0, start) + inner + text.slice(end);

@@ -174,9 +174,8 @@ const SETTLED = { resolve() {}, reject() {} };
 
 /**
  * Upstream bytes queued beyond this (about one socket read) pause the upstream
- * socket until the caller catches up. Bytes, not batches: every chunked-encoding
- * frame is its own batch, and a burst of small frames in one read must reach the
- * caller whole, to leave in one write.
+ * socket until the caller catches up. Bytes, not batches, so that a burst of
+ * small chunks in one read reaches the caller whole, to leave in one write.
  */
 const HIGH_WATER_BYTES = 64 * 1024;
 
@@ -191,8 +190,8 @@ class StreamExchange extends Exchange implements StreamBatches {
   private readonly parser: EventSourceParser;
   /**
    * Holds a character split between two reads until its last byte arrives.
-   * StringDecoder, not TextDecoder: a third of the cost per read (every
-   * chunked frame is one), but it keeps a leading BOM, which SSE drops (data()).
+   * StringDecoder, not TextDecoder: a third of the cost per read, but it
+   * keeps a leading BOM, which SSE drops (data()).
    * Made only once a read ends inside a character: SSE reads end with a line's
    * end, and a decoder (its Buffer and that Buffer's native store) was 0.3 KB
    * held by every open stream.
@@ -312,10 +311,10 @@ class StreamExchange extends Exchange implements StreamBatches {
   }
 
   /**
-   * Delivery waits for a microtask: one socket read often holds many
-   * chunked-encoding frames (each its own onResponseData) and the body's end,
-   * and all of them run before it, so they reach the sink as one batch, and
-   * the sink knows whether it is the last.
+   * Delivery waits for a microtask: one socket read often holds the body's
+   * last bytes and its end (the client hands a read's body on in one piece,
+   * then the end), and both run before it, so they reach the sink as one
+   * batch, and the sink knows whether it is the last.
    */
   private schedule(): void {
     if (!this.sink || this.delivering || (this.queue.length === 0 && !this.closed)) return;
