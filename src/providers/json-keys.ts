@@ -5,7 +5,7 @@
 // `{"content":"<secret>","content":"hi"}` would be scanned as "hi" and could be
 // read upstream as the secret. A key with an escape is refused too, since
 // "con\u0074ent" repeats "content" only once decoded.
-import { CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-scan.js';
+import { Char, stringEnd } from './json-scan.js';
 
 /**
  * True when no object in `text` (which JSON.parse has accepted) repeats a key
@@ -19,7 +19,7 @@ export function keysReadOneWay(text: string): boolean {
   let keyNext = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) {
+    if (c === Char.Quote) {
       const end = stringEnd(text, i);
       if (end < 0) return false;
       if (keyNext) {
@@ -30,15 +30,15 @@ export function keysReadOneWay(text: string): boolean {
         keyNext = false;
       }
       i = end - 1;
-    } else if (c === OPEN_BRACE) {
+    } else if (c === Char.OpenBrace) {
       open.push(new Set());
       keyNext = true;
-    } else if (c === OPEN_BRACKET) {
+    } else if (c === Char.OpenBracket) {
       open.push(undefined);
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+    } else if (c === Char.CloseBrace || c === Char.CloseBracket) {
       open.pop();
       keyNext = false;
-    } else if (c === COMMA) {
+    } else if (c === Char.Comma) {
       keyNext = open[open.length - 1] !== undefined;
     }
   }

@@ -6,7 +6,7 @@
 // it cannot follow makes it give up (the caller re-serialises), never loop.
 // Walked by character code, it costs fewer instructions than JSON.stringify
 // even on a 300-byte body, so bodies of every size are spliced.
-import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, hasBackslash, stringEnd } from './json-scan.js';
+import { Char, hasBackslash, stringEnd } from './json-scan.js';
 
 /** Value spans [start, end) by key; undefined when a key is escaped or repeated (JSON.parse's last-wins would disagree). */
 export type MemberSpans = Map<string, readonly [number, number]>;
@@ -43,13 +43,13 @@ function skipSpace(text: string, i: number): number {
  */
 function valueEnd(text: string, i: number): number {
   const c = text.charCodeAt(i);
-  if (c === QUOTE) return stringEnd(text, i);
+  if (c === Char.Quote) return stringEnd(text, i);
   const n = text.length;
-  if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
+  if (c !== Char.OpenBrace && c !== Char.OpenBracket) {
     let j = i;
     while (j < n) {
       const d = text.charCodeAt(j);
-      if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
+      if (d === Char.Comma || d === Char.CloseBrace || d === Char.CloseBracket || isSpace(d)) break;
       j++;
     }
     return j > i && j < n ? j : -1;
@@ -57,13 +57,13 @@ function valueEnd(text: string, i: number): number {
   let depth = 0;
   for (let j = i; j < n; j++) {
     const d = text.charCodeAt(j);
-    if (d === QUOTE) {
+    if (d === Char.Quote) {
       const end = stringEnd(text, j);
       if (end < 0) return -1;
       j = end - 1;
-    } else if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+    } else if (d === Char.OpenBrace || d === Char.OpenBracket) {
       depth++;
-    } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
+    } else if (d === Char.CloseBrace || d === Char.CloseBracket) {
       if (--depth === 0) return j + 1;
     }
   }
@@ -90,11 +90,11 @@ function memberTable(text: string): MemberTable | undefined {
   const table: MemberTable = [];
   let seen: Set<string> | undefined;
   let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== OPEN_BRACE) return undefined;
+  if (text.charCodeAt(i) !== Char.OpenBrace) return undefined;
   i = skipSpace(text, i + 1);
-  if (text.charCodeAt(i) === CLOSE_BRACE) return table;
+  if (text.charCodeAt(i) === Char.CloseBrace) return table;
   for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
+    if (text.charCodeAt(i) !== Char.Quote) return undefined;
     const keyEnd = stringEnd(text, i);
     if (keyEnd < 0) return undefined;
     const start = i + 1;
@@ -106,14 +106,14 @@ function memberTable(text: string): MemberTable | undefined {
       seen.add(text.slice(start, end));
     }
     i = skipSpace(text, keyEnd);
-    if (text.charCodeAt(i) !== COLON) return undefined;
+    if (text.charCodeAt(i) !== Char.Colon) return undefined;
     i = skipSpace(text, i + 1);
     const valueStop = valueEnd(text, i);
     if (valueStop < 0) return undefined;
     table.push(start, end, i, valueStop);
     i = skipSpace(text, valueStop);
-    if (text.charCodeAt(i) === CLOSE_BRACE) return table;
-    if (text.charCodeAt(i) !== COMMA) return undefined;
+    if (text.charCodeAt(i) === Char.CloseBrace) return table;
+    if (text.charCodeAt(i) !== Char.Comma) return undefined;
     i = skipSpace(text, i + 1);
   }
 }
@@ -178,7 +178,7 @@ export function withInnerMembers(text: string, key: string, members: Record<stri
   if (!table || m < 0) return undefined;
   const start = table[m + 2]!;
   const end = table[m + 3]!;
-  if (text.charCodeAt(start) !== OPEN_BRACE) return undefined;
+  if (text.charCodeAt(start) !== Char.OpenBrace) return undefined;
   const inner = withMembers(text.slice(start, end), members);
   return inner === undefined ? undefined : text.slice(0, start) + inner + text.slice(end);
 }

@@ -9,24 +9,26 @@
 // by anything but a colon, an escaped key, or text it cannot follow answers
 // "not plain", and the chunk is then parsed: a wrong "plain" would forward a
 // finish or usage unseen, a wrong "not plain" only costs a parse.
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, QUOTE, hasBackslash, stringEnd } from '../json-scan.js';
+import { Char, hasBackslash, stringEnd } from '../json-scan.js';
 
-const LETTER_N = 110; // the n of null
-const LETTER_U = 117; // \u
+// Const enums, as in json-scan.ts: literals in the loops, not module cells read at every character.
+const enum Letter {
+  /** The n of null. */
+  N = 110,
+  /** The u of \u. */
+  U = 117,
+}
 
-const OTHER = 0;
-const TEXT = 1;
-const FINISH = 2;
-const USAGE = 3;
+const enum Key { Other, Text, Finish, Usage }
 
 /** What a key means here, from its text between the quotes. */
-function keyKind(s: string, start: number, end: number): number {
+function keyKind(s: string, start: number, end: number): Key {
   switch (end - start) {
-    case 5: return s.startsWith('usage', start) ? USAGE : OTHER;
-    case 7: return s.startsWith('content', start) || s.startsWith('refusal', start) ? TEXT : OTHER;
-    case 9: return s.startsWith('arguments', start) ? TEXT : OTHER;
-    case 13: return s.startsWith('finish_reason', start) ? FINISH : OTHER;
-    default: return OTHER;
+    case 5: return s.startsWith('usage', start) ? Key.Usage : Key.Other;
+    case 7: return s.startsWith('content', start) || s.startsWith('refusal', start) ? Key.Text : Key.Other;
+    case 9: return s.startsWith('arguments', start) ? Key.Text : Key.Other;
+    case 13: return s.startsWith('finish_reason', start) ? Key.Finish : Key.Other;
+    default: return Key.Other;
   }
 }
 
@@ -43,10 +45,10 @@ function textEnd(s: string, q: number): number {
   const n = s.length;
   for (let i = q + 1; i < n;) {
     const c = s.charCodeAt(i);
-    if (c === QUOTE) { textBytes = bytes; return i + 1; }
-    if (c === BACKSLASH) {
+    if (c === Char.Quote) { textBytes = bytes; return i + 1; }
+    if (c === Char.Backslash) {
       // \uXXXX may be half of a surrogate pair: the string is decoded whole, as a parse would.
-      if (s.charCodeAt(i + 1) === LETTER_U) return decodedEnd(s, q);
+      if (s.charCodeAt(i + 1) === Letter.U) return decodedEnd(s, q);
       bytes += 1;
       i += 2;
       continue;
@@ -125,21 +127,21 @@ export class TailReader {
     this.texts = 0;
     const n = s.length;
     for (let i = from; i < n;) {
-      if (s.charCodeAt(i) !== QUOTE) { i++; continue; }
+      if (s.charCodeAt(i) !== Char.Quote) { i++; continue; }
       const end = stringEnd(s, i);
       if (end < 0) return -1;
       const next = s.charCodeAt(end);
-      if (next === COLON && hasBackslash(s, i + 1, end - 1)) return -1;
-      if (next !== COLON) {
+      if (next === Char.Colon && hasBackslash(s, i + 1, end - 1)) return -1;
+      if (next !== Char.Colon) {
         // A string value; in compact JSON only a separator can follow it.
-        if (next !== COMMA && next !== CLOSE_BRACE && next !== CLOSE_BRACKET) return -1;
+        if (next !== Char.Comma && next !== Char.CloseBrace && next !== Char.CloseBracket) return -1;
         i = end;
         continue;
       }
       const kind = keyKind(s, i + 1, end - 1);
       const v = end + 1;
       const first = s.charCodeAt(v);
-      if (kind === TEXT && first === QUOTE) {
+      if (kind === Key.Text && first === Char.Quote) {
         i = textEnd(s, v);
         if (i < 0) return -1;
         bytes += textBytes;
@@ -148,10 +150,10 @@ export class TailReader {
         this.close = i - 1;
         continue;
       }
-      if (kind === FINISH) {
-        if (first !== LETTER_N) return -1;
+      if (kind === Key.Finish) {
+        if (first !== Letter.N) return -1;
         finishes++;
-      } else if (kind === USAGE && first !== LETTER_N) {
+      } else if (kind === Key.Usage && first !== Letter.N) {
         return -1;
       }
       i = v;
