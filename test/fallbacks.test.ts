@@ -15,7 +15,7 @@ import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { call, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
 import { circuitSchema } from '../src/config/resilience-schema.js';
-import { Circuit } from '../src/upstream/circuit.js';
+import { Circuit, Circuits } from '../src/upstream/circuit.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -181,6 +181,19 @@ describe('fallbacks and circuits', () => {
     assert.equal(probe.status, 200);
     assert.equal(await circuitOf('pa'), 0, 'closed again');
     assert.equal((await ask('a-model')).status, 200);
+  });
+});
+
+describe('circuits are kept per provider and origin (pure)', () => {
+  test('base URLs of one origin share a circuit; another origin or provider has its own', () => {
+    const circuits = new Circuits(circuitSchema.parse({}));
+    const a = circuits.get('pa', 'http://127.0.0.1:9/v1');
+    assert.equal(circuits.get('pa', 'http://127.0.0.1:9/v1'), a, 'the same base URL again');
+    assert.equal(circuits.get('pa', 'http://127.0.0.1:9/other/'), a, 'another path of the origin');
+    assert.notEqual(circuits.get('pa', 'http://127.0.0.1:10/v1'), a, 'another port');
+    assert.notEqual(circuits.get('pb', 'http://127.0.0.1:9/v1'), a, 'another provider');
+    assert.deepEqual([...circuits.all.values()].map((c) => `${c.provider} ${c.origin}`),
+      ['pa http://127.0.0.1:9', 'pa http://127.0.0.1:10', 'pb http://127.0.0.1:9'], 'one gauge series per provider and origin');
   });
 });
 

@@ -59,13 +59,21 @@ export interface LifecycleHooks {
 
 export function createRequestHandler(svc: Services, routes: readonly Route[], hooks: LifecycleHooks): RequestHandler {
   const compiled: Compiled[] = routes.map((r) => ({ ...r, parts: r.pattern.split('/').filter(Boolean) }));
-  const exact = new Map(compiled.filter((r) => !r.pattern.includes(':')).map((r) => [`${r.method} ${r.pattern}`, r]));
+  // By path, then method: the path uWS hands over is hashed once, where a joined `${method} ${path}`
+  // was a new string to flatten and hash on every request.
+  const exact = new Map<string, Compiled[]>();
+  for (const r of compiled) {
+    if (r.pattern.includes(':')) continue;
+    const same = exact.get(r.pattern);
+    if (same) same.push(r);
+    else exact.set(r.pattern, [r]);
+  }
   const budgetMs = svc.config.server.turn_budget_ms;
   const turn = budgetMs > 0 ? new TurnBudget(budgetMs, () => svc.metrics.requestsDeferred.inc()) : undefined;
 
   function find(req: GatewayRequest): { route: Compiled; params: string[] } | GatewayError {
-    const hit = exact.get(`${req.method} ${req.path}`);
-    if (hit) return { route: hit, params: [] };
+    const same = exact.get(req.path);
+    if (same) for (const r of same) if (r.method === req.method) return { route: r, params: [] };
     const segs = req.path.split('/').filter(Boolean);
     let pathKnown = false;
     for (const r of compiled) {

@@ -79,19 +79,25 @@ export class Circuit {
 /** One circuit per provider and origin, created on first use; exposed as a gauge at scrape time. */
 export class Circuits {
   readonly all = new Map<string, { provider: string; origin: string; circuit: Circuit }>();
-  private readonly origins = new Map<string, string>();
+  /**
+   * By provider, then base URL: both are config strings V8 hashed long ago,
+   * where the joined `provider origin` key was a new string hashed on every call.
+   */
+  private readonly byUrl = new Map<string, Map<string, Circuit>>();
 
   constructor(private readonly policy: CircuitPolicy) {}
 
   get(provider: string, baseUrl: string): Circuit {
-    let origin = this.origins.get(baseUrl);
-    if (origin === undefined) {
-      try { origin = new URL(baseUrl).origin; } catch { origin = baseUrl; }
-      this.origins.set(baseUrl, origin);
-    }
+    let urls = this.byUrl.get(provider);
+    const known = urls?.get(baseUrl);
+    if (known) return known;
+    let origin: string;
+    try { origin = new URL(baseUrl).origin; } catch { origin = baseUrl; }
     const key = `${provider} ${origin}`;
     let hit = this.all.get(key);
     if (!hit) { hit = { provider, origin, circuit: new Circuit(this.policy) }; this.all.set(key, hit); }
+    if (!urls) this.byUrl.set(provider, (urls = new Map()));
+    urls.set(baseUrl, hit.circuit);
     return hit.circuit;
   }
 }
