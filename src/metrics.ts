@@ -1,36 +1,26 @@
 // Prometheus metrics, on a registry per app so that several gateways can live
 // in one process (tests, benchmarks). Served at GET /metrics.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestTally, TallyHistogram, tallyCounter } from './request-tally.js';
 import type { TraceMetrics } from './traces/index.js';
 import { exposeThreadLoopDelay } from './thread-loop-delay.js';
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'sluice_requests_total', help: 'Requests by endpoint and caller-visible status', labelNames: ['endpoint', 'status'] as const, registers: [this.registry] });
+  /** Requests and their latency, tallied as plain numbers (request-tally.ts). */
+  private readonly tally = new RequestTally([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+  readonly requests = tallyCounter(this.tally, { name: 'sluice_requests_total', help: 'Requests by endpoint and caller-visible status', registers: [this.registry] });
   readonly authFailures = new Counter({ name: 'sluice_auth_failures_total', help: 'Requests refused for a missing, invalid or revoked key (these have no trace)', registers: [this.registry] });
   readonly requestsDeferred = new Counter({ name: 'sluice_requests_deferred_total', help: 'Requests that arrived once their loop turn had spent server.turn_budget_ms, and started in a later turn', registers: [this.registry] });
   readonly upstreamErrors = new Counter({ name: 'sluice_upstream_errors_total', help: 'Upstream failures by provider', labelNames: ['provider'] as const, registers: [this.registry] });
-  readonly latency = new Histogram({
-    name: 'sluice_request_duration_seconds', help: 'End-to-end gateway latency', labelNames: ['endpoint'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry],
-  });
+  readonly latency = new TallyHistogram(this.tally, { name: 'sluice_request_duration_seconds', help: 'End-to-end gateway latency', registers: [this.registry] });
 
-  /** Label children cached per endpoint and status: resolving labels on every request costs more than the observation. */
-  private readonly done = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<string> }>();
-
-  /** Requests served by this gateway thread, so an operator can see the threads share the load. */
-  private readonly threadServed: Counter.Internal | undefined;
+  /** Requests served, shown per gateway thread (when there are several) so an operator can see the threads share the load. */
+  private served = 0;
 
   requestDone(endpoint: string, status: number, seconds: number): void {
-    this.threadServed?.inc();
-    const key = `${endpoint} ${status}`;
-    let m = this.done.get(key);
-    if (!m) {
-      m = { count: this.requests.labels(endpoint, String(status)), seconds: this.latency.labels(endpoint) };
-      this.done.set(key, m);
-    }
-    m.count.inc();
-    m.seconds.observe(seconds);
+    this.served++;
+    this.tally.record(endpoint, status, seconds);
   }
 
   /**
@@ -41,7 +31,12 @@ export class Metrics {
     if (defaults) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: loopResolutionMs });
     if (thread !== undefined) {
       exposeThreadLoopDelay(this.registry, thread, loopResolutionMs);
-      this.threadServed = new Counter({ name: 'sluice_thread_requests_total', help: 'Requests by gateway thread', labelNames: ['thread'] as const, registers: [this.registry] }).labels(String(thread));
+      const metrics = this;
+      const labels = { thread: String(thread) };
+      new Counter({
+        name: 'sluice_thread_requests_total', help: 'Requests by gateway thread', labelNames: ['thread'] as const, registers: [this.registry],
+        collect() { this.reset(); this.inc(labels, metrics.served); },
+      });
     }
   }
 
