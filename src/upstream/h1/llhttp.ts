@@ -87,9 +87,11 @@ function flushBody(): number {
 /**
  * The read's header pieces not yet handed on, as (place, start, length)
  * triples: place 0 a name, 1 a value. They are handed on at the end of the
- * head or of the read, cut from one latin1 decode of the span they cover: a
- * decode per piece (Buffer#toString, its checks, a native call) cost about
- * 600 instructions a piece, ten pieces for an answer of five headers.
+ * head, of the trailers or of the read, cut from one latin1 decode of the
+ * span they cover: a decode per piece (Buffer#toString, its checks, a native
+ * call) cost about 600 instructions a piece, ten pieces for an answer of five
+ * headers. A piece of 13 characters or more is a slice that keeps the head's
+ * string alive while its header is: a head is capped at 16 KB.
  */
 const headerPieces: number[] = [];
 
