@@ -15,11 +15,7 @@ export class Metrics {
   readonly upstreamErrors = new Counter({ name: 'sluice_upstream_errors_total', help: 'Upstream failures by provider', labelNames: ['provider'] as const, registers: [this.registry] });
   readonly latency = new TallyHistogram(this.tally, { name: 'sluice_request_duration_seconds', help: 'End-to-end gateway latency', registers: [this.registry] });
 
-  /** Requests served, shown per gateway thread (when there are several) so an operator can see the threads share the load. */
-  private served = 0;
-
   requestDone(endpoint: string, status: number, seconds: number): void {
-    this.served++;
     this.tally.record(endpoint, status, seconds);
   }
 
@@ -31,11 +27,12 @@ export class Metrics {
     if (defaults) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: loopResolutionMs });
     if (thread !== undefined) {
       exposeThreadLoopDelay(this.registry, thread, loopResolutionMs);
-      const metrics = this;
+      // The tally's total, so an operator can see the threads share the load.
+      const tally = this.tally;
       const labels = { thread: String(thread) };
       new Counter({
         name: 'sluice_thread_requests_total', help: 'Requests by gateway thread', labelNames: ['thread'] as const, registers: [this.registry],
-        collect() { this.reset(); this.inc(labels, metrics.served); },
+        collect() { this.reset(); this.inc(labels, tally.total); },
       });
     }
   }

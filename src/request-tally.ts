@@ -48,6 +48,13 @@ export class RequestTally {
     t.count++;
   }
 
+  /** Requests recorded, whatever their endpoint. */
+  get total(): number {
+    let n = 0;
+    for (const t of this.byEndpoint.values()) n += t.count;
+    return n;
+  }
+
   clear(): void {
     this.byEndpoint.clear();
     this.counts.length = 0;
