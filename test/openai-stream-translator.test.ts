@@ -3,6 +3,8 @@
 // parsed. A wrong guess either way would lose a finish or waste the parse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { streamTranslator } from '../src/providers/openai-compatible/stream.js';
 import { disclosedBytes } from '../src/pipeline/chunked-output.js';
 import { TailReader } from '../src/providers/openai-compatible/chunk-tail.js';
@@ -133,4 +135,33 @@ test('a chunk that repeats the last tail around a string that does not close whe
   assert.equal(tail('{"index":0,"delta":{"content":"\\ud83d\\ude00"},"finish_reason":null}]}'), 4, 'a pair of escaped surrogates is one 4-byte character');
   const next = '{"id":"d","choices":[';
   assert.equal(reader.bytes(head + '{"index":0,"delta":{"content":"x"},"finish_reason":null}]}', next), -1, 'a new head: the last chunk\'s text no longer vouches');
+});
+
+/** What a stream still holds once a 32 MB chunk, read as `ev`'s first or second chunk, is dropped. */
+function heldAfterBigChunk(second: boolean): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const t = streamTranslator();
+  if (second) t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
+  gc();
+  const baseline = process.memoryUsage().heapUsed;
+  let big: string | undefined = `${line(`"content":"${'x'.repeat(32 << 20)}"`)},"finish_reason":null}]}`;
+  let events = t.event(undefined, big);
+  assert.equal(events[0]!.type === 'chunk' && !!events[0]!.plain, second, second ? 'read as plain' : 'parsed');
+  big = undefined;
+  events = [];
+  gc();
+  const held = process.memoryUsage().heapUsed - baseline;
+  // The stream goes on, read against what it kept.
+  const next = t.event(undefined, `${line('"content":"y"')},"finish_reason":null}]}`)[0]!;
+  assert.ok(next.type === 'chunk' && next.plain && next.plain.prefix.startsWith('{"id":"chatcmpl-1"'));
+  assert.equal(events.length, 0);
+  return held;
+}
+
+test('a stream keeps none of a chunk it has read: a 32 MB delta, first (the head) or plain (the learned tail), is freed while the stream goes on', () => {
+  for (const second of [false, true]) {
+    const held = heldAfterBigChunk(second);
+    assert.ok(held < 8 << 20, `${second ? 'a plain' : 'the first'} chunk: the stream still holds ${(held / 2 ** 20).toFixed(1)} MB`);
+  }
 });

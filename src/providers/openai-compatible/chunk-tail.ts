@@ -9,6 +9,7 @@
 // by anything but a colon, an escaped key, or text it cannot follow answers
 // "not plain", and the chunk is then parsed: a wrong "plain" would forward a
 // finish or usage unseen, a wrong "not plain" only costs a parse.
+import { flatCopy } from '../../flat-copy.js';
 import { Char, hasBackslash, stringEnd } from '../json-scan.js';
 
 // Const enums, as in json-scan.ts: literals in the loops, not module cells read at every character.
@@ -115,8 +116,10 @@ export class TailReader {
     const n = this.walk(s, L);
     if (n >= 0 && this.texts === 1) {
       this.prefix = prefix;
-      this.before = s.slice(0, this.open + 1);
-      this.after = s.slice(this.close);
+      // Copies, not slices: a slice would keep this chunk's whole text (a large delta, or the
+      // rest of the upstream read it came in) for as long as the stream runs.
+      this.before = flatCopy(s.slice(0, this.open + 1));
+      this.after = flatCopy(s.slice(this.close));
     }
     return n;
   }

@@ -8,6 +8,7 @@
 // or whose head differs, are always parsed.
 import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator } from '../../domain.js';
 import { isObj } from '../json-shape.js';
+import { flatCopy } from '../../flat-copy.js';
 import { TailReader } from './chunk-tail.js';
 
 /** A chunk whose object is parsed on first read. */
@@ -23,14 +24,6 @@ class PlainChunk {
 
 const CHOICES = '"choices":[';
 
-/**
- * A copy of `s` that shares no memory with the text it was cut from. V8 makes
- * a slice a view that keeps its whole parent alive, and a stream keeps its head
- * for its whole life: as a slice, the head kept the stream's first chunk, a
- * large first delta included, for as long as the stream ran.
- */
-const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
-
 /** The head of a parsed chunk's text, when it is compact and holds id and model before the choices. */
 function headOf(data: string, id: string, model: string, last: PlainHead | undefined): PlainHead | undefined {
   // The finish and usage chunks nearly always repeat the head: one compare instead of a search.
@@ -39,7 +32,9 @@ function headOf(data: string, id: string, model: string, last: PlainHead | undef
   if (at < 0) return undefined;
   const prefix = data.slice(0, at + CHOICES.length);
   if (!prefix.startsWith(`{"id":${JSON.stringify(id)}`) || !prefix.includes(`"model":${JSON.stringify(model)}`)) return undefined;
-  return { prefix: detached(prefix), id, model };
+  // Not the slice itself: a stream keeps its head for its whole life, and a slice would keep the
+  // stream's first chunk, a large first delta included, for as long as the stream ran.
+  return { prefix: flatCopy(prefix), id, model };
 }
 
 export function streamTranslator(): StreamTranslator {
