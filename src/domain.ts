@@ -208,6 +208,12 @@ export type StreamEvent =
     plain?: PlainHead;
     /** With `plain`: the UTF-8 bytes of output text in it, read off `raw` by the translator. */
     outputBytes?: number;
+    /**
+     * Without `plain`, set by a translator that found `raw` to begin with
+     * this head (`prefix`, holding the chunk's own `id` and `model`): the
+     * pipeline swaps the head as for a plain chunk, without a search.
+     */
+    head?: PlainHead;
   }
   | { type: 'error'; message: string }
   /** A native Responses API event (`POST /responses` upstreams), passed through as the upstream sent it. */

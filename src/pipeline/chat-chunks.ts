@@ -27,8 +27,12 @@ export class ChunkWriter {
     return this.headText;
   }
 
-  /** One `data:` line for `chunk`; `raw` is the upstream's text of it, when unchanged. */
-  line(chunk: ChatChunk, raw: string | undefined): string {
+  /** One `data:` line for `chunk`; `raw` is the upstream's text of it, when unchanged, and `head` what it begins with, when known. */
+  line(chunk: ChatChunk, raw: string | undefined, head?: PlainHead): string {
+    if (raw !== undefined && head) {
+      const own = this.lineStart(head);
+      if (own !== undefined) return `${own}${raw.slice(head.prefix.length)}\n\n`;
+    }
     const spliced = raw === undefined || typeof chunk.id !== 'string' || typeof chunk.model !== 'string' ? undefined : this.splice(raw, chunk.id, chunk.model);
     return `data: ${spliced ?? this.serialise(chunk)}\n\n`;
   }
@@ -37,10 +41,8 @@ export class ChunkWriter {
   private upstreamHead = '';
   private ownLine: string | undefined;
 
-  /** One `data:` line for an unparsed chunk: its head swapped for the gateway's, the rest as the upstream wrote it. */
-  plainLine(ev: { raw?: string; readonly chunk: ChatChunk; plain?: PlainHead }): string {
-    const head = ev.plain;
-    if (ev.raw === undefined || !head) return this.line(ev.chunk, ev.raw);
+  /** `data: ` and the gateway's head in place of the upstream's `head`; undefined if the head cannot be spliced. */
+  private lineStart(head: PlainHead): string | undefined {
     if (head.prefix !== this.upstreamHead) {
       this.upstreamHead = head.prefix;
       const own = this.splice(head.prefix, head.id, head.model);
@@ -48,7 +50,15 @@ export class ChunkWriter {
       // the output's flattening walked again in every line (a tenth of a stream's instructions).
       this.ownLine = own === undefined ? undefined : flatCopy(`data: ${own}`);
     }
-    return this.ownLine === undefined ? this.line(ev.chunk, ev.raw) : `${this.ownLine}${ev.raw.slice(head.prefix.length)}\n\n`;
+    return this.ownLine;
+  }
+
+  /** One `data:` line for an unparsed chunk: its head swapped for the gateway's, the rest as the upstream wrote it. */
+  plainLine(ev: { raw?: string; readonly chunk: ChatChunk; plain?: PlainHead }): string {
+    const head = ev.plain;
+    const own = ev.raw !== undefined && head ? this.lineStart(head) : undefined;
+    // Not line(ev.chunk, …): reading `chunk` parses an unparsed chunk.
+    return own === undefined ? this.line(ev.chunk, ev.raw) : `${own}${ev.raw!.slice(head!.prefix.length)}\n\n`;
   }
 
   /**

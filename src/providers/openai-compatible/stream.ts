@@ -51,12 +51,16 @@ export function streamTranslator(): StreamTranslator {
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
       if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Upstream stream error.') }];
+      // The head this chunk's text begins with, when it has one: its line is then written as a plain
+      // chunk's is, without searching the text for its id and model.
+      let begins: PlainHead | undefined;
       if (typeof chunk.id === 'string' && typeof chunk.model === 'string' && Array.isArray(chunk.choices)) {
-        head = headOf(data, chunk.id, chunk.model, head) ?? head;
+        begins = headOf(data, chunk.id, chunk.model, head);
+        head = begins ?? head;
       }
       // A chunk without choices (a bare usage chunk from some servers) is still passed on.
       if (!Array.isArray(chunk.choices)) chunk.choices = [];
-      return [{ type: 'chunk', chunk: chunk as ChatChunk, raw: data }];
+      return [{ type: 'chunk', chunk: chunk as ChatChunk, raw: data, head: begins }];
     },
   };
 }
