@@ -23,7 +23,8 @@ export class ChunkWriter {
   }
 
   private get head(): string {
-    this.headText ??= `{"id":${this.id},"object":"chat.completion.chunk","created":${this.created},"model":${this.model}`;
+    // Flat, as the plain line start: a translated stream (Anthropic, Gemini) writes it in every line.
+    this.headText ??= flatCopy(`{"id":${this.id},"object":"chat.completion.chunk","created":${this.created},"model":${this.model}`);
     return this.headText;
   }
 
