@@ -6,6 +6,7 @@
 //
 // Slicing a concatenation flattens it into a new sequential string and
 // answers a view of that: the copy holds `s` and one more character, and
-// nothing of where `s` came from. A JSON round trip made the same copy at
-// about eight times the cost.
+// nothing of where `s` came from (below 13 characters the slice is a copy
+// anyway). A JSON round trip made the same copy at ten times the cost: 9.9k
+// instructions against 0.95k for a 160-character stream head.
 export const flatCopy = (s: string): string => ` ${s}`.slice(1);

@@ -48,7 +48,7 @@ export class ChunkWriter {
       this.upstreamHead = head.prefix;
       const own = this.splice(head.prefix, head.id, head.model);
       // Flat: it starts every line of the stream, and the splice is a tree of seven parts that
-      // the output's flattening walked again in every line (a tenth of a stream's instructions).
+      // the output's flattening walked again in every line (6 % of a 20-chunk stream's instructions).
       this.ownLine = own === undefined ? undefined : flatCopy(`data: ${own}`);
     }
     return this.ownLine;
