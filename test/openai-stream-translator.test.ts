@@ -137,7 +137,11 @@ test('a chunk that repeats the last tail around a string that does not close whe
   assert.equal(reader.bytes(head + '{"index":0,"delta":{"content":"x"},"finish_reason":null}]}', next), -1, 'a new head: the last chunk\'s text no longer vouches');
 });
 
-/** What a stream still holds once a 32 MB chunk, read as `ev`'s first or second chunk, is dropped. */
+/**
+ * What a stream still holds once a 32 MB chunk it has read is dropped: read as
+ * its first chunk (parsed: the stream's head is cut from it) or, with
+ * `second`, after one (plain: the chunk reader learns its tail from it).
+ */
 function heldAfterBigChunk(second: boolean): number {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
@@ -146,16 +150,15 @@ function heldAfterBigChunk(second: boolean): number {
   gc();
   const baseline = process.memoryUsage().heapUsed;
   let big: string | undefined = `${line(`"content":"${'x'.repeat(32 << 20)}"`)},"finish_reason":null}]}`;
-  let events = t.event(undefined, big);
-  assert.equal(events[0]!.type === 'chunk' && !!events[0]!.plain, second, second ? 'read as plain' : 'parsed');
+  // The event is not kept (a local would be, to the end of this frame): only what the translator kept may stay.
+  const plain = (data: string): boolean => { const ev = t.event(undefined, data)[0]!; return ev.type === 'chunk' && !!ev.plain; };
+  assert.equal(plain(big), second, second ? 'read as plain' : 'parsed');
   big = undefined;
-  events = [];
   gc();
   const held = process.memoryUsage().heapUsed - baseline;
   // The stream goes on, read against what it kept.
   const next = t.event(undefined, `${line('"content":"y"')},"finish_reason":null}]}`)[0]!;
   assert.ok(next.type === 'chunk' && next.plain && next.plain.prefix.startsWith('{"id":"chatcmpl-1"'));
-  assert.equal(events.length, 0);
   return held;
 }
 
