@@ -30,10 +30,8 @@ export class ChunkWriter {
 
   /** One `data:` line for `chunk`; `raw` is the upstream's text of it, when unchanged, and `head` what it begins with, when known. */
   line(chunk: ChatChunk, raw: string | undefined, head?: PlainHead): string {
-    if (raw !== undefined && head) {
-      const own = this.lineStart(head);
-      if (own !== undefined) return `${own}${raw.slice(head.prefix.length)}\n\n`;
-    }
+    const swapped = raw !== undefined && head ? this.headSwapped(raw, head) : undefined;
+    if (swapped !== undefined) return swapped;
     const spliced = raw === undefined || typeof chunk.id !== 'string' || typeof chunk.model !== 'string' ? undefined : this.splice(raw, chunk.id, chunk.model);
     return `data: ${spliced ?? this.serialise(chunk)}\n\n`;
   }
@@ -42,8 +40,8 @@ export class ChunkWriter {
   private upstreamHead = '';
   private ownLine: string | undefined;
 
-  /** `data: ` and the gateway's head in place of the upstream's `head`; undefined if the head cannot be spliced. */
-  private lineStart(head: PlainHead): string | undefined {
+  /** The line for `raw`, which begins with `head`: the gateway's line start, then the rest; undefined if the head cannot be spliced. */
+  private headSwapped(raw: string, head: PlainHead): string | undefined {
     if (head.prefix !== this.upstreamHead) {
       this.upstreamHead = head.prefix;
       const own = this.splice(head.prefix, head.id, head.model);
@@ -51,15 +49,14 @@ export class ChunkWriter {
       // the output's flattening walked again in every line (6 % of a 20-chunk stream's instructions).
       this.ownLine = own === undefined ? undefined : flatCopy(`data: ${own}`);
     }
-    return this.ownLine;
+    return this.ownLine === undefined ? undefined : `${this.ownLine}${raw.slice(head.prefix.length)}\n\n`;
   }
 
   /** One `data:` line for an unparsed chunk: its head swapped for the gateway's, the rest as the upstream wrote it. */
   plainLine(ev: { raw?: string; readonly chunk: ChatChunk; plain?: PlainHead }): string {
-    const head = ev.plain;
-    const own = ev.raw !== undefined && head ? this.lineStart(head) : undefined;
-    // Not line(ev.chunk, …): reading `chunk` parses an unparsed chunk.
-    return own === undefined ? this.line(ev.chunk, ev.raw) : `${own}${ev.raw!.slice(head!.prefix.length)}\n\n`;
+    const swapped = ev.raw !== undefined && ev.plain ? this.headSwapped(ev.raw, ev.plain) : undefined;
+    // Not line(ev.chunk, …) first: reading `chunk` parses an unparsed chunk.
+    return swapped ?? this.line(ev.chunk, ev.raw);
   }
 
   /**

@@ -108,8 +108,7 @@ class ChatRelay implements BatchSink {
         chunk = cleared.chunk;
         if (cleared.changed) raw = undefined;
       }
-      // The head is known only for the upstream's own text, not for a chunk moderation changed.
-      if (chunk) out.add(writer.line(chunk, raw, raw === undefined ? undefined : ev.head), disclosedBytes(chunk));
+      if (chunk) out.add(writer.line(chunk, raw, ev.head), disclosedBytes(chunk));
     }
     // Under chunked moderation the stream commits to 200 only with the first cleared output,
     // so a block before any is still a plain JSON error.
