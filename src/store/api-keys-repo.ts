@@ -71,7 +71,13 @@ export async function findKeyByHash(pool: pg.Pool, hash: Buffer): Promise<KeyRec
     'SELECT id, organization_id, name, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
     [hash],
   );
-  return rows[0];
+  const r = rows[0];
+  // A record of our own, not pg's row: pg clones each row from a template object per query, and
+  // the map V8 gives the clone changes with the other queries this process has run. Every
+  // function on the request path that reads the key was optimised for one map; a record with
+  // another deoptimised them all at once, a wave each time a refresh met a new map (seen in
+  // gateway threads, whose few query shapes keep the clone's map moving).
+  return r && { id: r.id, organization_id: r.organization_id, name: r.name, role: r.role };
 }
 
 /** One statement for every key used since the last flush; never older than what is stored. */
