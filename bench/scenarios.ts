@@ -5,6 +5,7 @@
 import { request as httpRequest, Agent } from 'node:http';
 import autocannon from 'autocannon';
 import type { Target } from './targets.js';
+import { cpuTicks, idlePercent } from './machine-idle.js';
 
 export interface Measure {
   rps?: number;
@@ -13,6 +14,8 @@ export interface Measure {
   /** Latency percentiles (ms) for the chart. */
   percentiles?: Record<string, number>;
   cpuUs?: number;
+  /** Load cells: percent of the whole machine idle while the target was measured. */
+  idlePct?: number;
   ttfbP50?: number;
   ttfbP99?: number;
   rssMb?: number;
@@ -87,11 +90,13 @@ function load(path: string, body: string, connections: number, seconds: number):
     const opts = { url: t.url + path, method: 'POST' as const, connections, pipelining: 1, headers: headers(t), body };
     if (WARMUP_SECONDS > 0) await autocannon({ ...opts, duration: WARMUP_SECONDS });
     const cpu0 = await t.cpuMicros();
+    const ticks0 = cpuTicks();
     const r = await autocannon({ ...opts, duration: seconds });
+    const idlePct = idlePercent(ticks0, cpuTicks());
     const cpu1 = await t.cpuMicros();
     const ok = r.requests.total - r.non2xx - r.errors;
     return {
-      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs: (cpu1 - cpu0) / Math.max(1, ok), failed: r.non2xx + r.errors,
+      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs: (cpu1 - cpu0) / Math.max(1, ok), idlePct, failed: r.non2xx + r.errors,
       percentiles: { p50: r.latency.p50, p90: r.latency.p90, 'p97.5': r.latency.p97_5, p99: r.latency.p99, 'p99.9': r.latency.p99_9 },
     };
   };
