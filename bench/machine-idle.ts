@@ -2,7 +2,9 @@
 // /proc/stat (undefined elsewhere). On two cores the load generator, the mock
 // and the gateway share the CPU, so what one gateway thread leaves idle bounds
 // what more threads can add: with per-request costs unchanged, N threads serve
-// at most 1 / (1 - idle) times one thread's requests.
+// at most 1 / (1 - idle) times one thread's requests. Per-request costs move by
+// 10-25 % between cells on a shared VM, so a measured ratio can pass the bound
+// when the one-thread cell ran slow; the bound is a guide, not a limit.
 import { readFileSync } from 'node:fs';
 
 export interface CpuTicks { idle: number; all: number }

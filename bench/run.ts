@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     }
     const one = row.sluice, many = row[`sluice x${THREADS}`];
     if (one?.rps && many?.rps && one.idlePct !== undefined) {
-      console.log(`  sluice x${THREADS} / sluice: ${fmt(many.rps / one.rps)}x RPS; the machine was ${fmt(one.idlePct, 0)} % idle under one thread, so more threads could reach ${fmt(threadsCeiling(one.idlePct))}x here at most`);
+      console.log(`  sluice x${THREADS} / sluice: ${fmt(many.rps / one.rps)}x RPS; the machine was ${fmt(one.idlePct, 0)} % idle under one thread: at that cell's CPU per request, more threads could serve at most ${fmt(threadsCeiling(one.idlePct))}x`);
     }
     for (const t of targets) for (const [why, n] of Object.entries(row[t.name]!.failures ?? {})) console.log(`  ${t.name} failed ${n}: ${why}`);
   }
