@@ -12,7 +12,6 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { latencyChart } from './svg-chart.js';
 import { scenarios, verify, type Capabilities, type Measure } from './scenarios.js';
 import { FLOOR, startTargets } from './targets.js';
-import { threadsCeiling } from './machine-idle.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLOW = Number(process.env.BENCH_SLOW_STREAMS ?? 5000);
@@ -55,8 +54,8 @@ async function main(): Promise<void> {
       console.log(`  ${t.name.padEnd(14)}  ${fmt(m.rps, 0).padStart(7)}  ${fmt(m.p50).padStart(5)}  ${fmt(m.p99).padStart(5)}  ${fmt(m.cpuUs, 1).padStart(9)}  ${fmt(m.rps && mock.rps ? m.rps / mock.rps : undefined).padStart(8)}  ${fmt(m.rps && proxy.rps ? m.rps / proxy.rps : undefined).padStart(9)}  ${fmt(m.cpuUs && proxy.cpuUs ? m.cpuUs / proxy.cpuUs : undefined).padStart(9)}  ${fmt(m.cpuUs && floor.cpuUs ? m.cpuUs / floor.cpuUs : undefined).padStart(9)}  ${fmt(m.idlePct, 0).padStart(6)}  ${fmt(ttfbAdded, 3).padStart(7)}  ${fmt(m.rssMb, 0).padStart(6)}  ${fmt(m.loopDelayP99Ms, 1).padStart(11)}  ${fmt(m.openingLoopDelayP99Ms, 1).padStart(11)}  ${fmt(m.openingS, 1).padStart(9)}  ${String(m.failed ?? '-').padStart(6)}  ${String(m.peakOpen ?? '-').padStart(9)}`);
     }
     const one = row.sluice, many = row[`sluice x${THREADS}`];
-    if (one?.rps && many?.rps && one.idlePct !== undefined) {
-      console.log(`  sluice x${THREADS} / sluice: ${fmt(many.rps / one.rps)}x RPS; the machine was ${fmt(one.idlePct, 0)} % idle under one thread: at that cell's CPU per request, more threads could serve at most ${fmt(threadsCeiling(one.idlePct))}x`);
+    if (one?.rps && many?.rps) {
+      console.log(`  sluice x${THREADS} / sluice: ${fmt(many.rps / one.rps)}x RPS; machine idle ${fmt(one.idlePct, 0)} % under one thread, ${fmt(many.idlePct, 0)} % under ${THREADS}`);
     }
     for (const t of targets) for (const [why, n] of Object.entries(row[t.name]!.failures ?? {})) console.log(`  ${t.name} failed ${n}: ${why}`);
   }
