@@ -84,21 +84,62 @@ export async function verify(t: Target): Promise<Capabilities> {
  * N isolates to warm, so without this its first cells priced the JIT.
  */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+/**
+ * A load cell's seconds are split into rounds, every target taking one
+ * stretch a round and the first of each round rotating. On the 2-core bench
+ * VM one process's CPU per request drifted by half within a minute, the
+ * logic-free proxy's as much as sluice's (4 s stretches: 67-105 µs for one
+ * sluice, 74-131 for one proxy), so one stretch per target, one after
+ * another, priced the machine's moment as much as the target: two rows of
+ * the same code read 30 % apart (2026-11-28). Rounds give every target a
+ * share of the same moments.
+ */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
-function load(path: string, body: string, connections: number, seconds: number): (t: Target) => Promise<Measure> {
-  return async (t) => {
-    const opts = { url: t.url + path, method: 'POST' as const, connections, pipelining: 1, headers: headers(t), body };
-    if (WARMUP_SECONDS > 0) await autocannon({ ...opts, duration: WARMUP_SECONDS });
-    const cpu0 = await t.cpuMicros();
-    const ticks0 = cpuTicks();
-    const r = await autocannon({ ...opts, duration: seconds });
-    const idlePct = idlePercent(ticks0, cpuTicks());
-    const cpu1 = await t.cpuMicros();
-    const ok = r.requests.total - r.non2xx - r.errors;
-    return {
-      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs: (cpu1 - cpu0) / Math.max(1, ok), idlePct, failed: r.non2xx + r.errors,
-      percentiles: { p50: r.latency.p50, p90: r.latency.p90, 'p97.5': r.latency.p97_5, p99: r.latency.p99, 'p99.9': r.latency.p99_9 },
-    };
+/** One measured stretch of a load cell on one target. */
+interface Stretch { requests: number; ok: number; failed: number; seconds: number; cpuMicros: number; idlePct: number | undefined; latency: Record<string, number> }
+
+async function stretch(t: Target, path: string, body: string, connections: number, seconds: number, warm: boolean): Promise<Stretch> {
+  const opts = { url: t.url + path, method: 'POST' as const, connections, pipelining: 1, headers: headers(t), body };
+  if (warm && WARMUP_SECONDS > 0) await autocannon({ ...opts, duration: WARMUP_SECONDS });
+  const cpu0 = await t.cpuMicros();
+  const ticks0 = cpuTicks();
+  const r = await autocannon({ ...opts, duration: seconds });
+  const idlePct = idlePercent(ticks0, cpuTicks());
+  const cpu1 = await t.cpuMicros();
+  return {
+    requests: r.requests.total, ok: r.requests.total - r.non2xx - r.errors, failed: r.non2xx + r.errors, seconds: r.duration,
+    cpuMicros: cpu1 - cpu0, idlePct,
+    latency: { p50: r.latency.p50, p90: r.latency.p90, 'p97.5': r.latency.p97_5, p99: r.latency.p99, 'p99.9': r.latency.p99_9 },
+  };
+}
+
+const median = (xs: number[]): number => { const a = [...xs].sort((x, y) => x - y); return a[(a.length - 1) >> 1]!; };
+
+/** A target's stretches as one measure: totals for throughput and CPU, the median round for latency. */
+function merged(parts: Stretch[]): Measure {
+  const sum = (f: (p: Stretch) => number) => parts.reduce((a, p) => a + f(p), 0);
+  const idle = parts.map((p) => p.idlePct).filter((x): x is number => x !== undefined);
+  const percentiles = Object.fromEntries(Object.keys(parts[0]!.latency).map((k) => [k, median(parts.map((p) => p.latency[k]!))]));
+  return {
+    rps: sum((p) => p.requests) / Math.max(1e-9, sum((p) => p.seconds)),
+    p50: percentiles.p50, p99: percentiles.p99, percentiles,
+    cpuUs: sum((p) => p.cpuMicros) / Math.max(1, sum((p) => p.ok)),
+    ...(idle.length ? { idlePct: idle.reduce((a, b) => a + b, 0) / idle.length } : {}),
+    failed: sum((p) => p.failed),
+  };
+}
+
+function load(path: string, body: string, connections: number, seconds: number): Scenario['run'] {
+  return async (targets) => {
+    const parts: Stretch[][] = targets.map(() => []);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let j = 0; j < targets.length; j++) {
+        const i = (r + j) % targets.length;
+        parts[i]!.push(await stretch(targets[i]!, path, body, connections, seconds / ROUNDS, r === 0));
+      }
+    }
+    return parts.map(merged);
   };
 }
 
@@ -225,10 +266,10 @@ function slowStreams(count: number, paceMs: number): (t: Target) => Promise<Meas
 
 export function scenarios(seconds: number, slowCount: number): Scenario[] {
   return [
-    { name: 'json 300 B, c=64', needs: 'chat', run: eachInTurn(load('/v1/chat/completions', chatBody(300, false), 64, seconds)) },
-    { name: 'json 32 KB, c=64', needs: 'chat', run: eachInTurn(load('/v1/chat/completions', chatBody(32 * 1024, false), 64, seconds)) },
-    { name: 'stream 20 chunks, c=64', needs: 'chat', run: eachInTurn(load('/v1/chat/completions', chatBody(300, true), 64, seconds)) },
-    { name: 'embeddings 100 inputs, c=16', needs: 'embeddings', run: eachInTurn(load('/v1/embeddings', embeddingsBody(100), 16, seconds)) },
+    { name: 'json 300 B, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(300, false), 64, seconds) },
+    { name: 'json 32 KB, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(32 * 1024, false), 64, seconds) },
+    { name: 'stream 20 chunks, c=64', needs: 'chat', run: load('/v1/chat/completions', chatBody(300, true), 64, seconds) },
+    { name: 'embeddings 100 inputs, c=16', needs: 'embeddings', run: load('/v1/embeddings', embeddingsBody(100), 16, seconds) },
     { name: 'TTFB, upstream paces 2 ms', needs: 'chat', run: ttfb(2, 200) },
     { name: `${slowCount} slow streams`, needs: 'chat', run: eachInTurn(slowStreams(slowCount, 500)) },
   ];
