@@ -92,7 +92,11 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
  * sluice, 74-131 for one proxy), so one stretch per target, one after
  * another, priced the machine's moment as much as the target: two rows of
  * the same code read 30 % apart (2026-11-28). Rounds give every target a
- * share of the same moments.
+ * share of the same moments. They do not remove a second spread: six starts
+ * of one build kept their own speeds (72 to 120 µs per JSON request, each
+ * within about 10 % over 12 s), so a build's row against `before` still
+ * moves by 15-20 % from run to run; `npm run bench:instructions` is the
+ * measure of a change.
  */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
