@@ -47,6 +47,12 @@ function embeddings(body: string, res: ServerResponse): void {
   res.end(json);
 }
 const FAIL_EVERY = Number(process.env.MOCK_FAIL_EVERY ?? 0);
+/**
+ * The slow-stream cell's streams this mock holds open now, and the most at once since the last reset:
+ * the one count that means the same for every target, including one that sends the caller nothing
+ * until its answer is whole (buffered moderation), whose caller sees no stream open until the end.
+ */
+const slowStreams = { open: 0, peak: 0 };
 // One counter per kind, so that JSON requests and streams each fail 1 in n whatever the client's mix.
 const served = { json: 0, stream: 0 };
 
@@ -72,6 +78,10 @@ async function mock(): Promise<number> {
     // each target's pool, every target's 5,000 would stay open here at once, past the mock's file limit.
     const close = body.includes('"bench_close":true');
     res.writeHead(200, close ? { 'content-type': 'text/event-stream', connection: 'close' } : { 'content-type': 'text/event-stream' });
+    if (close) {
+      slowStreams.peak = Math.max(slowStreams.peak, ++slowStreams.open);
+      res.once('close', () => { slowStreams.open--; });
+    }
     // A real model paces its tokens: `bench_pace_ms` in the body (passed through by every target) spaces the chunks.
     const pace = Number(/"bench_pace_ms":(\d+)/.exec(body)?.[1] ?? 0);
     for (let i = 0; i < STREAM_CHUNKS; i++) {
@@ -194,5 +204,7 @@ process.on('message', async (msg: any) => {
     process.send!({ stats: { rssMb: Math.max(peakRss, process.memoryUsage.rss()) / 2 ** 20, loopDelayP99Ms } });
   }
   if (msg?.cmd === 'rss') process.send!({ rss: process.memoryUsage().rss });
+  if (msg?.cmd === 'slow-streams') process.send!({ slowStreams: { ...slowStreams } });
+  if (msg?.cmd === 'reset-slow-streams') { slowStreams.peak = slowStreams.open; process.send!({ slowStreams: { ...slowStreams } }); }
 });
 process.send!({ ready });

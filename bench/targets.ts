@@ -33,6 +33,8 @@ export interface Target {
   /** Peak RSS and event-loop delay since the last reset; absent for nginx. */
   stats?(): Promise<ProcessStats | undefined>;
   resetStats?(): Promise<void>;
+  /** The slow-stream cell's streams this target holds open as an upstream, and its peak since `reset`; the mock's only. */
+  slowStreams?(reset?: boolean): Promise<{ open: number; peak: number } | undefined>;
   stop(): void;
 }
 
@@ -60,6 +62,7 @@ async function child(name: string, kind: string, upstream: string, env: NodeJS.P
     cpuMicros: async () => { const c = await ask<{ user: number; system: number }>(proc, 'cpu', 'cpu', 30_000); return c ? c.user + c.system : NaN; },
     stats: () => ask<ProcessStats>(proc, 'stats', 'stats'),
     resetStats: async () => { await ask(proc, 'reset-stats', 'reset'); },
+    ...(kind === 'mock' ? { slowStreams: (reset = false) => ask<{ open: number; peak: number }>(proc, reset ? 'reset-slow-streams' : 'slow-streams', 'slowStreams') } : {}),
     // A target that died mid-run has no channel left to close.
     stop: () => { if (proc.connected) proc.disconnect(); setTimeout(() => proc.kill(), 2_000).unref(); },
   };
