@@ -125,7 +125,8 @@ describe('traces end to end', () => {
     const res = await chat(acme, { messages: [{ role: 'user', content: 'x' }] });
     const id = res.headers.get('x-request-id')!;
     const a = (await readTrace(id)).payload_url as string;
-    await new Promise((r) => setTimeout(r, 1_100));
+    // ttl_seconds is 1 and expiries are whole seconds rounded up: a link lives 1 to 2 s.
+    await new Promise((r) => setTimeout(r, 2_100));
     const b = (await readTrace(id)).payload_url as string;
     assert.notEqual(a, b);
     assert.equal((await fetch(a)).status, 403, 'expired');

@@ -26,6 +26,13 @@ test('a link is expired at its expiry time', () => {
   assert.equal(verifyPayloadSignature(p.id, p.expires, p.sig, secret, now + 60_000), 'expired');
 });
 
+test('a link lives at least its TTL, whenever in the second it was minted', () => {
+  const late = now + 999;
+  const p = parts(signPayloadUrl('https://gw.example', 'req_1', secret, 60, late));
+  assert.equal(verifyPayloadSignature(p.id, p.expires, p.sig, secret, late + 59_999), 'ok');
+  assert.equal(verifyPayloadSignature(p.id, p.expires, p.sig, secret, late + 60_001), 'expired');
+});
+
 test('tampering with the id, the expiry, the signature or the secret is invalid', () => {
   const p = parts(signPayloadUrl('https://gw.example', 'req_1', secret, 60, now));
   assert.equal(verifyPayloadSignature('req_2', p.expires, p.sig, secret, now), 'invalid');

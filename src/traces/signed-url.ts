@@ -10,7 +10,9 @@ function sign(requestId: string, expires: number, secret: string): string {
 }
 
 export function signPayloadUrl(baseUrl: string, requestId: string, secret: string, ttlSeconds = 300, nowMs = Date.now()): string {
-  const expires = Math.floor(nowMs / 1000) + ttlSeconds;
+  // Rounded up to the second: a link lives at least ttlSeconds. Rounded down, one minted late in a
+  // second lost up to a second of it (with ttl_seconds 1, it could be expired on arrival).
+  const expires = Math.ceil(nowMs / 1000) + ttlSeconds;
   const base = baseUrl.replace(/\/+$/, '');
   return `${base}/v1/payloads/${encodeURIComponent(requestId)}?expires=${expires}&sig=${sign(requestId, expires, secret)}`;
 }
