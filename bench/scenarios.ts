@@ -269,11 +269,9 @@ async function slowStreamsOn(t: Target, upstream: Target | undefined, count: num
     await new Promise((ok) => setTimeout(ok, 20));
   }
   // Or the upstream holds every stream not yet over: the target has let them all in, bytes or not.
-  let underWay = false;
-  void opening.then(() => { underWay = true; });
   if (upstream) {
     void (async () => {
-      while (!underWay) {
+      while (started < count) {
         const held = await upstream.slowStreams!();
         if (held && held.open + settled >= count) return allStarted();
         await new Promise((ok) => setTimeout(ok, 25));

@@ -12,6 +12,16 @@ export interface KeyRecord {
   role: KeyRole;
 }
 
+/**
+ * A KeyRecord of one fixed shape, whatever object it was read from. Every
+ * function on the request path that reads the key is optimised for one V8
+ * hidden class ("map"); a record with another deoptimises them all at once.
+ * pg's rows have moving maps (each is cloned from a per-query template, and
+ * the clone's map changes with the other queries the process has run), which
+ * in gateway threads made a wave of deopts each time a refresh met a new one.
+ */
+export const keyRecord = (r: KeyRecord): KeyRecord => ({ id: r.id, organization_id: r.organization_id, name: r.name, role: r.role });
+
 export interface KeyView {
   id: string;
   name: string;
@@ -71,13 +81,7 @@ export async function findKeyByHash(pool: pg.Pool, hash: Buffer): Promise<KeyRec
     'SELECT id, organization_id, name, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
     [hash],
   );
-  const r = rows[0];
-  // A record of our own, not pg's row: pg clones each row from a template object per query, and
-  // the map V8 gives the clone changes with the other queries this process has run. Every
-  // function on the request path that reads the key was optimised for one map; a record with
-  // another deoptimised them all at once, a wave each time a refresh met a new map (seen in
-  // gateway threads, whose few query shapes keep the clone's map moving).
-  return r && { id: r.id, organization_id: r.organization_id, name: r.name, role: r.role };
+  return rows[0] && keyRecord(rows[0]);
 }
 
 /** One statement for every key used since the last flush; never older than what is stored. */

@@ -15,7 +15,7 @@
 import type { Redis } from 'ioredis';
 import { pack, unpack } from 'msgpackr';
 import { StaleKeyRecord, type KeyLookup } from '../auth/authenticator.js';
-import type { KeyRecord } from './api-keys-repo.js';
+import { keyRecord, type KeyRecord } from './api-keys-repo.js';
 
 export const keyCacheKey = (prefix: string, hash: Buffer): string => `${prefix}key:${hash.toString('hex')}`;
 export const tombstoneKey = (prefix: string, hash: Buffer): string => `${prefix}revoked:${hash.toString('hex')}`;
@@ -54,7 +54,7 @@ export function redisKeyLookup(redis: Redis, next: KeyLookup, opts: RedisTierOpt
           if (buf) {
             const v: unknown = unpack(buf);
             if (isKeyRecord(v)) {
-              const rec: KeyRecord = { id: v.id, organization_id: v.organization_id, name: v.name, role: v.role };
+              const rec = keyRecord(v);
               // A value without fresh_until was written by an older version, with a short PX: fresh.
               if (v.fresh_until === undefined || v.fresh_until > Date.now()) return rec;
               stale = rec;
