@@ -15,7 +15,8 @@ export function uwsFloorProxy(upstream: string, upstreamKey: string): Promise<nu
     clients.dispatch({ path, method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamKey}` } }, {
       onRequestStart(c) { controller = c; },
       onResponseStart(_c, status, headers: IncomingHttpHeaders) { sink.head(status, String(headers['content-type'] ?? 'application/json')); },
-      onResponseData(_c, chunk) { sink.data(chunk); },
+      // The chunk is the client's read buffer, valid during the call; the sink writes it a microtask later.
+      onResponseData(_c, chunk) { sink.data(Buffer.from(chunk)); },
       onResponseEnd() { sink.end(); },
       onResponseError() { sink.error(); },
     });

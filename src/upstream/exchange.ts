@@ -93,7 +93,8 @@ abstract class Exchange implements CallHandler {
       this.held += chunk.length;
       if (this.held > this.limits.maxResponseBytes) return this.cutOff(overCap(this.errorBody ? 'error body' : 'answer', this.limits.maxResponseBytes));
     }
-    if (this.errorBody) this.errorBody.push(chunk);
+    // The chunk is the read buffer's (CallHandler.onResponseData): a body that is held is copied.
+    if (this.errorBody) this.errorBody.push(Buffer.from(chunk));
     else this.data(chunk);
   }
 
@@ -115,6 +116,7 @@ abstract class Exchange implements CallHandler {
   }
 
   protected abstract accepted(): void;
+  /** `chunk` is valid only during the call (CallHandler.onResponseData). */
   protected abstract data(chunk: Buffer): void;
   protected abstract end(): void;
   protected abstract fail(err: GatewayError): void;
@@ -131,10 +133,10 @@ class JsonExchange extends Exchange {
   reject!: (e: unknown) => void;
 
   protected accepted(): void {}
-  protected data(chunk: Buffer): void { this.parts.push(chunk); }
+  protected data(chunk: Buffer): void { this.parts.push(Buffer.from(chunk)); }
   protected end(): void {
     try {
-      // An answer that came in one read (most JSON answers) is decoded where it lies, not copied first.
+      // An answer that came in one read (most JSON answers) is decoded from its one copy, not copied again.
       const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
       this.parts = [];
       this.text = bytes.toString('utf8');

@@ -16,6 +16,10 @@ export interface CallController {
 export interface CallHandler {
   onRequestStart?(controller: CallController, context: unknown): void;
   onResponseStart?(controller: CallController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void;
+  /**
+   * Unlike undici's, `chunk` is a view of the thread's read buffer, valid only
+   * until this returns: a handler that keeps bytes copies them.
+   */
   onResponseData?(controller: CallController, chunk: Buffer): void;
   onResponseEnd?(controller: CallController, trailers: IncomingHttpHeaders): void;
   onResponseError?(controller: CallController, error: Error): void;

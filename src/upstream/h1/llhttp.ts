@@ -7,8 +7,8 @@
 // Each socket read is copied into the parser's memory whole and parsed in one
 // call; the callbacks name only the parser, so the connection being read and
 // the read itself are set around each call (one parse runs at a time per
-// thread). Body bytes are handed on as views of the socket's own read, which
-// node allocates afresh for every read, so they may be kept.
+// thread). Body bytes are handed on as views of the read, which is the
+// thread's one read buffer (connection.ts): valid until the handler returns.
 //
 // A read's body pieces reach the reader as one view: a burst of chunked frames
 // in one read (an SSE stream's chunks, each written as a frame) is moved
@@ -27,7 +27,7 @@ export interface ParserEvents {
   onHeaderValue(piece: string): number;
   /** 1 skips the body (HEAD, 1xx); llhttp's own return codes otherwise. */
   onHeadersComplete(status: number, upgrade: boolean, keepAlive: boolean): number;
-  /** Body bytes: all of one read's for the message, in one view of the read. */
+  /** Body bytes: all of one read's for the message, in one view of the read, valid only during the call. */
   onBody(bytes: Buffer): number;
   onMessageComplete(): number;
 }
