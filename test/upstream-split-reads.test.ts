@@ -19,8 +19,9 @@ const filler = (i: number) => `call ${i} `.repeat(200);
 /**
  * Answers call i (named by its last message) in two writes 40 ms apart, each
  * its own read at the gateway; even calls get a completion, odd ones a 400
- * with an OpenAI error body. The calls arrive together, so every call's
- * second read comes after the other calls' first ones.
+ * with an OpenAI error body, half of each with a content-length and half
+ * chunked (two ways of holding a body). The calls arrive together, so every
+ * call's second read comes after the other calls' first ones.
  */
 async function splittingUpstream(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
@@ -33,7 +34,7 @@ async function splittingUpstream(): Promise<{ url: string; close(): Promise<void
         ? JSON.stringify({ id: `c${i}`, object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: filler(i) }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })
         : JSON.stringify({ error: { message: filler(i), type: 'invalid_request_error', param: null, code: null } });
       const bytes = Buffer.from(body);
-      res.writeHead(i % 2 === 0 ? 200 : 400, { 'content-type': 'application/json', 'content-length': bytes.length });
+      res.writeHead(i % 2 === 0 ? 200 : 400, { 'content-type': 'application/json', ...(i % 4 < 2 ? { 'content-length': bytes.length } : {}) });
       res.write(bytes.subarray(0, bytes.length >> 1));
       setTimeout(() => res.end(bytes.subarray(bytes.length >> 1)), 40);
     });

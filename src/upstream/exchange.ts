@@ -82,7 +82,7 @@ abstract class Exchange implements CallHandler {
     if ((this.errorBody || this.holdsBody) && declared > this.limits.maxResponseBytes) {
       return this.cutOff(overCap(this.errorBody ? 'error body' : 'answer', this.limits.maxResponseBytes));
     }
-    if (!this.errorBody) this.accepted();
+    if (!this.errorBody) this.accepted(declared);
   }
 
   protected get isCut(): boolean { return this.cut; }
@@ -115,7 +115,8 @@ abstract class Exchange implements CallHandler {
     this.fail(upstreamTransportError(err));
   }
 
-  protected abstract accepted(): void;
+  /** The answer is a success; `declared` is its content-length (NaN without one), at most the cap. */
+  protected abstract accepted(declared: number): void;
   /** `chunk` is valid only during the call (CallHandler.onResponseData). */
   protected abstract data(chunk: Buffer): void;
   protected abstract end(): void;
@@ -124,6 +125,13 @@ abstract class Exchange implements CallHandler {
 
 /** A JSON answer, parsed once from the whole body. */
 class JsonExchange extends Exchange {
+  /**
+   * The body, copied out of the read buffer as it comes: into one buffer of
+   * the declared length (an answer of many reads, an embeddings batch, is
+   * copied once, not once per read and again to join them), else read by read.
+   */
+  private whole: Buffer | undefined;
+  private filled = 0;
   private parts: Buffer[] = [];
   parse: ((text: string, bytes: Buffer) => unknown) | undefined;
   /** The whole body's text, once it has ended. */
@@ -132,12 +140,18 @@ class JsonExchange extends Exchange {
   resolve!: (v: unknown) => void;
   reject!: (e: unknown) => void;
 
-  protected accepted(): void {}
-  protected data(chunk: Buffer): void { this.parts.push(Buffer.from(chunk)); }
+  protected accepted(declared: number): void {
+    // llhttp holds a body to its content-length, and the cap bounds that length.
+    if (declared > 0) this.whole = Buffer.allocUnsafe(declared);
+  }
+  protected data(chunk: Buffer): void {
+    if (this.whole) this.filled += chunk.copy(this.whole, this.filled);
+    else this.parts.push(Buffer.from(chunk));
+  }
   protected end(): void {
     try {
-      // An answer that came in one read (most JSON answers) is decoded from its one copy, not copied again.
-      const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+      const bytes = this.whole ? this.whole.subarray(0, this.filled) : this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+      this.whole = undefined;
       this.parts = [];
       this.text = bytes.toString('utf8');
       this.resolve(this.parse ? this.parse(this.text, bytes) : JSON.parse(this.text));
@@ -146,6 +160,7 @@ class JsonExchange extends Exchange {
     }
   }
   protected fail(err: GatewayError): void {
+    this.whole = undefined;
     this.parts = [];
     this.reject(err);
   }
