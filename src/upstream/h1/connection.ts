@@ -105,7 +105,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     this.keepAliveMs = timeouts.keepAliveMs;
     this.parser = allocParser();
     const onread: OnReadOpts = { buffer: READ_BUFFER, callback: this.onRead };
-    // tls.connect takes `onread` as net.connect does (node's docs); @types/node leaves it out of ConnectionOptions.
+    // tls.connect takes `onread` as net.connect does (nodejs/node#35753); @types/node leaves it out of ConnectionOptions.
     const tlsOptions: ConnectionOptions & { onread: OnReadOpts } = {
       host: origin.hostname, port: origin.port, servername: origin.servername, session: origin.session, ALPNProtocols: ['http/1.1'], onread,
     };
