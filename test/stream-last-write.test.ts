@@ -15,6 +15,7 @@ import { createRequestHandler } from '../src/pipeline/handle-request.js';
 import { routes } from '../src/pipeline/routes.js';
 import { ClientSignal } from '../src/http/client-signal.js';
 import type { GatewayResponse, HeaderList, RequestHandler } from '../src/http/types.js';
+import { requestHeaders } from '../src/http/request-headers.js';
 
 after(stopTestPostgres);
 
@@ -74,7 +75,7 @@ describe('a stream\'s last upstream batch leaves with its end', () => {
       res = new RecordingResponse(done);
       handler({
         method: 'POST', path, query: '',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: requestHeaders((name) => (name === 'authorization' ? `Bearer ${key}` : undefined)),
         body: () => Promise.resolve(Buffer.from(JSON.stringify(body))),
       }, res);
     });

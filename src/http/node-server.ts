@@ -6,6 +6,7 @@ import { errorBody, GatewayError } from '../errors.js';
 import { newRequestId } from '../pipeline/request-context.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
+import { requestHeaders } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -68,8 +69,11 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
   const method = (req.method ?? 'GET').toUpperCase();
   const url = req.url ?? '/';
   const q = url.indexOf('?');
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  // As the uWS server reads them: an empty header is absent.
+  const headers = requestHeaders((name) => {
+    const v = req.headers[name];
+    return (Array.isArray(v) ? v.join(', ') : v) || undefined;
+  });
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
     const len = headers['content-length'];

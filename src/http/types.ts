@@ -1,4 +1,5 @@
 import type { ClientSignal } from './client-signal.js';
+import type { RequestHeaders } from './request-headers.js';
 
 // The thin server interface. The pipeline is written against these two objects
 // only, so uWebSockets.js and the node:http fallback are interchangeable.
@@ -11,8 +12,8 @@ export interface GatewayRequest {
   readonly path: string;
   /** The raw query string, without '?'. */
   readonly query: string;
-  /** Lower-case header names. Copied at accept time: uWS requests live only for their callback. */
-  readonly headers: Readonly<Record<string, string>>;
+  /** The headers sluice reads (request-headers.ts), copied at accept time: uWS requests live only for their callback. */
+  readonly headers: RequestHeaders;
   /** The whole body. Reading starts at accept; rejects with GatewayError('body_too_large') past the cap. */
   body(): Promise<Buffer>;
 }

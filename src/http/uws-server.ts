@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
+import { requestHeaders } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -122,8 +123,8 @@ class UwsResponse implements GatewayResponse {
 function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts: ServerOptions): GatewayRequest {
   const method = req.getCaseSensitiveMethod().toUpperCase();
   response.isHead = method === 'HEAD';
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => { headers[k] = v; });
+  // uWS answers '' for a header the request lacks; an empty one is read as absent too.
+  const headers = requestHeaders((name) => req.getHeader(name) || undefined);
   if (headers.connection !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(headers.connection)) response.closeAfter = true;
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
