@@ -207,6 +207,24 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('a head of many headers (OpenAI answers with about twenty) is read as a head of a few is', NO_HANG, async () => {
+    fresh();
+    const many = Array.from({ length: 24 }, (_, i) => `X-Header-${i}: value ${i}`);
+    answer((_r, s) => {
+      s.write(`HTTP/1.1 200 OK\r\n${many.join('\r\n')}\r\nx-multi: a\r\nX-Multi: b\r\nset-cookie: c=1\r\nset-cookie: d=2\r\nx-empty:\r\ncontent-length: 2\r\n\r\nok`);
+    });
+    const out = await call(pool, '/');
+    assert.equal(out.status, 200);
+    assert.equal(out.body, 'ok');
+    for (let i = 0; i < 24; i++) assert.equal(out.headers[`x-header-${i}`], `value ${i}`);
+    assert.deepEqual(out.headers['x-multi'], ['a', 'b']);
+    assert.deepEqual(out.headers['set-cookie'], ['c=1', 'd=2']);
+    assert.equal(out.headers['x-empty'], '');
+    assert.equal(out.headers['content-length'], '2');
+    assert.deepEqual(Object.keys(out.headers).length, 24 + 4);
+    await pool.close();
+  });
+
   test('keep-alive: the upstream\'s timeout is trusted less a second, and a connection idle past it is closed', NO_HANG, async () => {
     const before = fresh();
     answer((req, s) => void s.write(`HTTP/1.1 200 OK\r\nkeep-alive: timeout=${req.path.slice(1)}\r\ncontent-length: 0\r\n\r\n`));
