@@ -49,7 +49,18 @@ const eachInTurn = (measure: (t: Target) => Promise<Measure>): Scenario['run'] =
 
 export interface Capabilities { chat: boolean; embeddings: boolean }
 
-const headers = (t: Target) => ({ authorization: `Bearer ${t.key}`, 'content-type': 'application/json' });
+/**
+ * BENCH_SDK_HEADERS=1: every request also carries what the openai SDK (v5,
+ * node) sends besides its own (user-agent, accept, a dozen x-stainless-*):
+ * with MOCK_OPENAI_HEADERS, the headers of production traffic on both sides.
+ */
+const SDK_HEADERS: Record<string, string> = process.env.BENCH_SDK_HEADERS ? {
+  accept: 'application/json', 'user-agent': 'OpenAI/JS 5.23.0', 'x-stainless-lang': 'js', 'x-stainless-package-version': '5.23.0',
+  'x-stainless-os': 'Linux', 'x-stainless-arch': 'x64', 'x-stainless-runtime': 'node', 'x-stainless-runtime-version': 'v20.20.2',
+  'x-stainless-retry-count': '0', 'x-stainless-timeout': '600', 'accept-encoding': 'gzip, deflate',
+} : {};
+
+const headers = (t: Target) => ({ ...SDK_HEADERS, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' });
 
 /** A chat body of about `bytes` bytes; the mock answers whatever it is asked. */
 export function chatBody(bytes: number, stream: boolean, extra: object = {}): string {
