@@ -27,6 +27,7 @@ import { buildConfig } from '../src/config/load-config.js';
 import { processExecArgv } from '../src/threads/young-generation.js';
 import { stopServer } from './bench-procs.js';
 import { chatBody } from './scenarios.js';
+import { benchRequestHeaders } from './production-headers.js';
 
 const N = Number(process.env.INSTR_REQUESTS ?? 2000);
 const WARM = Number(process.env.INSTR_WARMUP ?? 2000);
@@ -55,7 +56,7 @@ async function count(t: Target, upstream: string, body: string, connections: num
   try {
     const r = await ready(proc);
     const opts = { url: `http://127.0.0.1:${r.port}/v1/chat/completions`, method: 'POST' as const, connections, body,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${r.key ?? 'bench'}` } };
+      headers: { ...benchRequestHeaders(), 'content-type': 'application/json', authorization: `Bearer ${r.key ?? 'bench'}` } };
     await autocannon({ ...opts, amount: t.threads ? THREAD_WARM : WARM });
     execFileSync('callgrind_control', ['--instr=on', String(proc.pid)], { stdio: 'ignore' });
     const run = await autocannon({ ...opts, amount: N });

@@ -25,6 +25,7 @@ import { buildConfig, loadConfig } from '../src/config/load-config.js';
 import { startThreaded } from '../src/threads/threaded-gateway.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createKey, ensureOrganizations } from '../src/store/api-keys-repo.js';
+import { mockAnswerHeaders } from './production-headers.js';
 import { netFloorProxy } from './net-floor-proxy.js';
 import { uwsFloorProxy } from './uws-floor-proxy.js';
 
@@ -47,20 +48,7 @@ function embeddings(body: string, res: ServerResponse): void {
   res.end(json);
 }
 const FAIL_EVERY = Number(process.env.MOCK_FAIL_EVERY ?? 0);
-/**
- * MOCK_OPENAI_HEADERS=1: the headers OpenAI's API answers with besides the
- * body's own (rate limits, ids, timings, its CDN's), for JSON answers: what a
- * gateway reads, filters and passes on for each answer in production.
- */
-const OPENAI_HEADERS: Record<string, string> = process.env.MOCK_OPENAI_HEADERS ? {
-  date: 'Sat, 28 Nov 2026 08:00:00 GMT', connection: 'keep-alive', 'access-control-expose-headers': 'X-Request-ID',
-  'openai-organization': 'user-bench', 'openai-processing-ms': '312', 'openai-project': 'proj_bench', 'openai-version': '2020-10-01',
-  'x-envoy-upstream-service-time': '318', 'x-ratelimit-limit-requests': '10000', 'x-ratelimit-limit-tokens': '30000000',
-  'x-ratelimit-remaining-requests': '9999', 'x-ratelimit-remaining-tokens': '29999986', 'x-ratelimit-reset-requests': '6ms',
-  'x-ratelimit-reset-tokens': '0s', 'x-request-id': 'req_0123456789abcdef0123456789abcdef', 'strict-transport-security': 'max-age=31536000; includeSubDomains; preload',
-  'cf-cache-status': 'DYNAMIC', 'set-cookie': '__cf_bm=abc; path=/; expires=Sat, 28-Nov-26 08:30:00 GMT; domain=.api.openai.com; HttpOnly; Secure; SameSite=None',
-  'x-content-type-options': 'nosniff', server: 'cloudflare', 'cf-ray': '8f0123456789abcd-AMS', 'alt-svc': 'h3=":443"; ma=86400',
-} : {};
+const OPENAI_HEADERS = mockAnswerHeaders();
 /**
  * The slow-stream cell's streams this mock holds open now, and the most at once since the last reset:
  * the one count that means the same for every target, including one that sends the caller nothing

@@ -5,6 +5,7 @@
 import { request as httpRequest, Agent } from 'node:http';
 import autocannon from 'autocannon';
 import type { Target } from './targets.js';
+import { benchRequestHeaders } from './production-headers.js';
 import { cpuTicks, idlePercent } from './machine-idle.js';
 
 export interface Measure {
@@ -49,16 +50,7 @@ const eachInTurn = (measure: (t: Target) => Promise<Measure>): Scenario['run'] =
 
 export interface Capabilities { chat: boolean; embeddings: boolean }
 
-/**
- * BENCH_SDK_HEADERS=1: every request also carries what the openai SDK (v5,
- * node) sends besides its own (user-agent, accept, a dozen x-stainless-*):
- * with MOCK_OPENAI_HEADERS, the headers of production traffic on both sides.
- */
-const SDK_HEADERS: Record<string, string> = process.env.BENCH_SDK_HEADERS ? {
-  accept: 'application/json', 'user-agent': 'OpenAI/JS 5.23.0', 'x-stainless-lang': 'js', 'x-stainless-package-version': '5.23.0',
-  'x-stainless-os': 'Linux', 'x-stainless-arch': 'x64', 'x-stainless-runtime': 'node', 'x-stainless-runtime-version': 'v20.20.2',
-  'x-stainless-retry-count': '0', 'x-stainless-timeout': '600', 'accept-encoding': 'gzip, deflate',
-} : {};
+const SDK_HEADERS = benchRequestHeaders();
 
 const headers = (t: Target) => ({ ...SDK_HEADERS, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' });
 

@@ -8,13 +8,10 @@ import { createHttpServer } from '../src/http/create-server.js';
 import { REQUEST_HEADERS, type RequestHeaders } from '../src/http/request-headers.js';
 import { HTTP_KINDS } from './helpers/gateway.js';
 import { rawExchange } from './helpers/raw-http.js';
+import { SDK_REQUEST_HEADERS } from '../bench/production-headers.js';
 
-/** What the openai SDK (v5, node) sends besides the request's own headers. */
-const SDK_HEADERS = [
-  'accept: application/json', 'user-agent: OpenAI/JS 5.23.0', 'x-stainless-lang: js', 'x-stainless-package-version: 5.23.0',
-  'x-stainless-os: Linux', 'x-stainless-arch: x64', 'x-stainless-runtime: node', 'x-stainless-runtime-version: v20.20.2',
-  'x-stainless-retry-count: 0', 'x-stainless-timeout: 600',
-];
+/** The SDK's headers as head lines; the test sends its own accept-encoding. */
+const SDK_HEADERS = Object.entries(SDK_REQUEST_HEADERS).filter(([k]) => k !== 'accept-encoding').map(([k, v]) => `${k}: ${v}`);
 
 for (const http of HTTP_KINDS) {
   describe(`request headers over ${http}`, () => {

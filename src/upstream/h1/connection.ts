@@ -80,6 +80,11 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
  */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
+/** tls.connect takes `onread` as net.connect does (nodejs/node#35753); @types/node leaves it out of ConnectionOptions. */
+function tlsOptions(origin: Origin, onread: OnReadOpts): ConnectionOptions & { onread: OnReadOpts } {
+  return { host: origin.hostname, port: origin.port, servername: origin.servername, session: origin.session, ALPNProtocols: ['http/1.1'], onread };
+}
+
 export class H1Connection implements CallHost, ParserEvents, Timed {
   deadline = Infinity;
   /** Where the connection is in its pool's idle stack; -1 while it carries a call. */
@@ -105,13 +110,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     this.keepAliveMs = timeouts.keepAliveMs;
     this.parser = allocParser();
     const onread: OnReadOpts = { buffer: READ_BUFFER, callback: this.onRead };
-    // tls.connect takes `onread` as net.connect does (nodejs/node#35753); @types/node leaves it out of ConnectionOptions.
-    const tlsOptions: ConnectionOptions & { onread: OnReadOpts } = {
-      host: origin.hostname, port: origin.port, servername: origin.servername, session: origin.session, ALPNProtocols: ['http/1.1'], onread,
-    };
-    this.socket = origin.tls
-      ? tlsConnect(tlsOptions)
-      : netConnect({ host: origin.hostname, port: origin.port, onread });
+    this.socket = origin.tls ? tlsConnect(tlsOptions(origin, onread)) : netConnect({ host: origin.hostname, port: origin.port, onread });
     this.socket.setNoDelay(true);
     // Probes a connection that carries nothing for a minute, as undici's connector does: a peer
     // gone without a word (a NAT's table, a crashed host) is found even between body deadlines.

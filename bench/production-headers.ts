@@ -1,0 +1,30 @@
+// The headers of production traffic, which the bench's defaults leave out:
+// autocannon sends four request headers and node's mock answers with five,
+// where the openai SDK sends about sixteen and OpenAI's API answers with
+// twenty-odd. Each costs a gateway per request (docs/operations.md, "Headers
+// as production sends them"), so a run can price them: BENCH_SDK_HEADERS=1
+// for the requests, MOCK_OPENAI_HEADERS=1 for the mock's JSON answers.
+
+/** What the openai SDK (v5, node) sends besides a request's own headers. */
+export const SDK_REQUEST_HEADERS: Readonly<Record<string, string>> = {
+  accept: 'application/json', 'user-agent': 'OpenAI/JS 5.23.0', 'x-stainless-lang': 'js', 'x-stainless-package-version': '5.23.0',
+  'x-stainless-os': 'Linux', 'x-stainless-arch': 'x64', 'x-stainless-runtime': 'node', 'x-stainless-runtime-version': 'v20.20.2',
+  'x-stainless-retry-count': '0', 'x-stainless-timeout': '600', 'accept-encoding': 'gzip, deflate',
+};
+
+/** What OpenAI's API answers with besides the body's own headers: rate limits, ids, timings, its CDN's. */
+export const OPENAI_ANSWER_HEADERS: Readonly<Record<string, string>> = {
+  date: 'Sat, 28 Nov 2026 08:00:00 GMT', connection: 'keep-alive', 'access-control-expose-headers': 'X-Request-ID',
+  'openai-organization': 'user-bench', 'openai-processing-ms': '312', 'openai-project': 'proj_bench', 'openai-version': '2020-10-01',
+  'x-envoy-upstream-service-time': '318', 'x-ratelimit-limit-requests': '10000', 'x-ratelimit-limit-tokens': '30000000',
+  'x-ratelimit-remaining-requests': '9999', 'x-ratelimit-remaining-tokens': '29999986', 'x-ratelimit-reset-requests': '6ms',
+  'x-ratelimit-reset-tokens': '0s', 'x-request-id': 'req_0123456789abcdef0123456789abcdef', 'strict-transport-security': 'max-age=31536000; includeSubDomains; preload',
+  'cf-cache-status': 'DYNAMIC', 'set-cookie': '__cf_bm=abc; path=/; expires=Sat, 28-Nov-26 08:30:00 GMT; domain=.api.openai.com; HttpOnly; Secure; SameSite=None',
+  'x-content-type-options': 'nosniff', server: 'cloudflare', 'cf-ray': '8f0123456789abcd-AMS', 'alt-svc': 'h3=":443"; ma=86400',
+};
+
+/** The headers every bench request carries besides authorization and content type. */
+export const benchRequestHeaders = (): Readonly<Record<string, string>> => (process.env.BENCH_SDK_HEADERS ? SDK_REQUEST_HEADERS : {});
+
+/** The headers the bench mock adds to its JSON answers. */
+export const mockAnswerHeaders = (): Readonly<Record<string, string>> => (process.env.MOCK_OPENAI_HEADERS ? OPENAI_ANSWER_HEADERS : {});
