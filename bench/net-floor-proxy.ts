@@ -40,15 +40,17 @@ class Connection implements ParserEvents {
 
   onMessageBegin(): number { return 0; }
 
-  onHeaderField(piece: string): number {
-    this.field = this.inValue ? piece : this.field + piece;
-    this.inValue = false;
-    return 0;
-  }
-
-  onHeaderValue(piece: string): number {
-    if (this.field.toLowerCase() === 'content-type') this.contentType = (this.inValue ? this.contentType : '') + piece;
-    this.inValue = true;
+  onHeaderPieces(text: string, pieces: readonly number[], count: number): number {
+    for (let i = 0; i < count; i += 3) {
+      const piece = text.slice(pieces[i + 1], pieces[i + 1]! + pieces[i + 2]!);
+      if (pieces[i] === 0) {
+        this.field = this.inValue ? piece : this.field + piece;
+        this.inValue = false;
+      } else {
+        if (this.field.toLowerCase() === 'content-type') this.contentType = (this.inValue ? this.contentType : '') + piece;
+        this.inValue = true;
+      }
+    }
     return 0;
   }
 

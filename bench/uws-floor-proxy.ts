@@ -4,7 +4,6 @@
 // Node proxy; this prices the parts sluice is built on, so the gap between it
 // and sluice is what sluice's own work costs, and its ratio to the proxy is
 // the least any gateway on this stack can reach.
-import type { IncomingHttpHeaders } from 'node:http';
 import { OriginClients, type CallController } from '../src/upstream/origin-clients.js';
 import { listenFloor } from './floor-front.js';
 
@@ -14,7 +13,7 @@ export function uwsFloorProxy(upstream: string, upstreamKey: string): Promise<nu
     let controller: CallController | undefined;
     clients.dispatch({ path, method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamKey}` } }, {
       onRequestStart(c) { controller = c; },
-      onResponseStart(_c, status, headers: IncomingHttpHeaders) { sink.head(status, String(headers['content-type'] ?? 'application/json')); },
+      onResponseStart(_c, status, head) { sink.head(status, head.get('content-type') ?? 'application/json'); },
       // The chunk is the client's read buffer, valid during the call; the sink writes it a microtask later.
       onResponseData(_c, chunk) { sink.data(Buffer.from(chunk)); },
       onResponseEnd() { sink.end(); },

@@ -1,4 +1,5 @@
 import type { UpstreamUrl } from './providers/url.js';
+import type { AnswerHead } from './upstream/h1/answer-head.js';
 
 // Types shared by every stage of a request. Provider adapters, the policy
 // engine and the trace pipeline speak only these, never each other's internals.
@@ -256,7 +257,7 @@ export interface ProviderAdapter {
   /** The message (and OpenAI type, param, code where known) of an upstream error body. */
   errorDetails(status: number, body: string): UpstreamErrorDetails;
   /** Upstream response headers to pass back to the caller, translated to OpenAI's names (retry-after, x-ratelimit-*). */
-  passHeaders(headers: Record<string, string | string[] | undefined>): PassHeaders;
+  passHeaders(head: AnswerHead): PassHeaders;
   /** Headers for the caller that a provider puts in its error body rather than its headers (Gemini's RetryInfo -> retry-after). */
   errorHeaders?(status: number, body: string): PassHeaders;
   /** True when an error answer means the provider refused the gateway's own credential, whatever its status. */

@@ -8,7 +8,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { IncomingHttpHeaders } from 'node:http';
+import { recordOf } from './helpers/answer-head.js';
+import { AnswerHead } from '../src/upstream/h1/answer-head.js';
+import { passHeaders } from '../src/providers/openai-compatible/headers.js';
 import { OriginClients, type CallController, type OriginOptions } from '../src/upstream/origin-clients.js';
 import { eventually } from './helpers/resources.js';
 
@@ -53,15 +55,15 @@ function rawServer(): { server: Server; seen: Seen[]; connections: () => number;
   return { server, seen, connections: () => count, script };
 }
 
-interface Outcome { status: number; headers: IncomingHttpHeaders; body: string; trailers: IncomingHttpHeaders }
+interface Outcome { status: number; head: AnswerHead; headers: Record<string, string | string[]>; body: string; trailers: Record<string, string | string[]> }
 
 function call(pool: OriginClients, path = '/', opts: { method?: string; headers?: Record<string, string>; body?: string; onHeaders?: (c: CallController) => void } = {}): Promise<Outcome> {
   return new Promise((ok, fail) => {
-    const out: Outcome = { status: 0, headers: {}, body: '', trailers: {} };
+    const out: Outcome = { status: 0, head: AnswerHead.EMPTY, headers: {}, body: '', trailers: {} };
     pool.dispatch({ path, method: opts.method ?? 'POST', headers: opts.headers ?? {}, body: opts.body ?? 'hi' }, {
-      onResponseStart(c, status, headers) { out.status = status; out.headers = headers; opts.onHeaders?.(c); },
+      onResponseStart(c, status, head) { out.status = status; out.head = head; out.headers = recordOf(head); opts.onHeaders?.(c); },
       onResponseData(_c, chunk) { out.body += chunk.toString(); },
-      onResponseEnd(_c, trailers) { out.trailers = trailers; ok(out); },
+      onResponseEnd(_c, trailers) { out.trailers = recordOf(trailers); ok(out); },
       onResponseError(_c, err) { fail(err); },
     });
   });
@@ -225,9 +227,29 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('a head is read by name without case, a repeated header by name gives its first value, and the rate limits pass back joined', NO_HANG, async () => {
+    fresh();
+    answer((_r, s) => {
+      s.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-RateLimit-Limit-Requests: 10\r\nRetry-After: 3\r\nx-ratelimit-limit-requests: 20\r\n'
+        + 'retry-after: 4\r\nX-Ratelimit: not a limit\r\nretry-after-ms: 3000\r\nx-other: z\r\nContent-Length: 2\r\n\r\nok');
+    });
+    const { head, body } = await call(pool, '/');
+    assert.equal(body, 'ok', 'the body is read by the mixed-case Content-Length');
+    assert.equal(head.size, 9);
+    assert.equal(head.get('content-type'), 'application/json');
+    assert.equal(head.get('retry-after'), '3');
+    assert.equal(head.get('x-missing'), undefined);
+    assert.equal(head.get('x-ratelimit-limit-request'), undefined, 'a name is matched whole');
+    assert.equal(head.name(1), 'x-ratelimit-limit-requests');
+    assert.ok(head.nameIs(1, 'x-ratelimit-limit-requests') && head.nameStartsWith(1, 'x-ratelimit-'));
+    assert.ok(!head.nameStartsWith(5, 'x-ratelimit-'), 'a name shorter than the prefix does not start with it');
+    assert.deepEqual(passHeaders(head), [['x-ratelimit-limit-requests', '10, 20'], ['retry-after', '3, 4'], ['retry-after-ms', '3000']]);
+    await pool.close();
+  });
+
   test('keep-alive: the upstream\'s timeout is trusted less a second, and a connection idle past it is closed', NO_HANG, async () => {
     const before = fresh();
-    answer((req, s) => void s.write(`HTTP/1.1 200 OK\r\nkeep-alive: timeout=${req.path.slice(1)}\r\ncontent-length: 0\r\n\r\n`));
+    answer((req, s) => void s.write(`HTTP/1.1 200 OK\r\nKeep-Alive: timeout=${req.path.slice(1)}\r\ncontent-length: 0\r\n\r\n`));
     await call(pool, '/1');
     await call(pool, '/1');
     assert.equal(raw.connections() - before, 2, 'a one-second keep-alive is too short to reuse');

@@ -12,6 +12,7 @@ import { midStreamText } from '../src/providers/gemini/stream.js';
 import { expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { GEMINI_MOCK_DIMENSIONS, GEMINI_MOCK_KEY, mockVector, startGeminiMock, type GeminiMockUpstream } from './mocks/gemini-mock.js';
 import { chatFor, deltaText as text, send, streamThrough } from './helpers/upstream-call.js';
+import { headOf } from './helpers/answer-head.js';
 import type { Transcript } from './mocks/mock-server.js';
 
 const PROMPT = 'the quick brown fox jumps over the lazy dog';
@@ -244,8 +245,8 @@ describe('gemini wire transcripts', () => {
   });
 
   it('passes retry-after from headers and nothing else', () => {
-    assert.deepEqual(gemini.passHeaders({ 'retry-after': '7', 'content-type': 'application/json', 'x-goog-foo': 'bar' }), [['retry-after', '7']]);
-    assert.deepEqual(gemini.passHeaders({}), []);
+    assert.deepEqual(gemini.passHeaders(headOf({ 'retry-after': '7', 'content-type': 'application/json', 'x-goog-foo': 'bar' })), [['retry-after', '7']]);
+    assert.deepEqual(gemini.passHeaders(headOf({})), []);
     assert.deepEqual(gemini.errorHeaders(429, '{"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}'), []);
   });
 });

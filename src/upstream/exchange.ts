@@ -4,12 +4,12 @@
 // request-based API cost more CPU than the gateway's own logic. A client that
 // goes away aborts the exchange.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { IncomingHttpHeaders } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
+import type { AnswerHead } from './h1/answer-head.js';
 import type { CallController, CallHandler } from './origin-clients.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
@@ -73,12 +73,12 @@ abstract class Exchange implements CallHandler {
     if (this.signal.aborted) controller.abort(new ClientGone());
   }
 
-  onResponseStart(_c: CallController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(_c: CallController, statusCode: number, head: AnswerHead): void {
     this.status = statusCode;
-    this.headers = this.adapter.passHeaders(headers);
+    this.headers = this.adapter.passHeaders(head);
     if (statusCode >= 400) this.errorBody = [];
     // A declared length over the cap is refused before a byte of the body is read.
-    const declared = Number(headers['content-length']);
+    const declared = Number(head.get('content-length'));
     if ((this.errorBody || this.holdsBody) && declared > this.limits.maxResponseBytes) {
       return this.cutOff(overCap(this.errorBody ? 'error body' : 'answer', this.limits.maxResponseBytes));
     }

@@ -1,7 +1,13 @@
-// An answer's head as llhttp hands it over (names and values in order, as
-// strings), made into node's IncomingHttpHeaders, and the upstream's
-// keep-alive timeout read from it.
-import type { IncomingHttpHeaders } from 'node:http';
+// An answer's head as llhttp hands it over: the head's latin1 text and, per
+// header, where its name and value sit in it; and the upstream's keep-alive
+// timeout read from it.
+//
+// Nothing is cut, lower-cased or stored by name until a reader asks. An
+// object of the headers (a slice per name and per value, each name lower-cased
+// and hashed into the object) cost a few thousand instructions a header, and
+// OpenAI answers with twenty-odd (rate limits, ids, timings, its CDN's), of
+// which sluice reads at most the length, the keep-alive, retry-after and the
+// six rate limits it passes back.
 
 /** An upstream sends the same keep-alive header on every answer: the last one read is remembered. */
 let lastKeepAlive = { value: '', ms: undefined as number | undefined };
@@ -14,48 +20,59 @@ export function keepAliveTimeout(value: string): number | undefined {
   return lastKeepAlive.ms;
 }
 
-/**
- * Header names in lower case, from the few an upstream sends: a name read
- * before comes back as the same (internalised) string, where lower-casing it
- * and then using it as a key cost a string-table lookup every time.
- */
-const lowerNames = new Map<string, string>();
-
-function lowerName(name: string): string {
-  let lower = lowerNames.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    // Bounded: an upstream that invents names per answer cannot grow it without end.
-    if (lowerNames.size >= 1_000) lowerNames.clear();
-    lowerNames.set(name, lower);
-  }
-  return lower;
+/** An ASCII letter's lower case (header names are compared without case, as HTTP does). */
+function lower(c: number): number {
+  return c >= 65 && c <= 90 ? c | 32 : c;
 }
 
-/**
- * V8 keeps an object whose properties are added by key in fast mode up to
- * about sixteen of them, taking a hidden-class transition each, and then
- * rebuilds it as a dictionary. OpenAI answers with about twenty headers
- * (rate limits, ids, timings, its CDN's): each answer paid sixteen transitions
- * and the rebuild. Such a head starts as a dictionary (a null-prototype
- * object): 272.6k instructions a JSON request against 281.3k with those
- * headers; a head of a few stays an ordinary object, cheaper at its size.
- */
-const DICTIONARY_PAST = 16;
+export class AnswerHead {
+  static readonly EMPTY = new AnswerHead('', []);
 
-/** `fields` (name, value, name, value…) as IncomingHttpHeaders: names in lower case, a repeated header as an array. */
-export function headersFrom(fields: readonly string[]): IncomingHttpHeaders {
-  const headers: Record<string, string | string[]> = fields.length > 2 * DICTIONARY_PAST ? Object.create(null) as Record<string, string | string[]> : {};
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const name = lowerName(fields[i]!);
-    // llhttp drops the whitespace before a value, not after it (rarely any: trimmed only then).
-    const raw = fields[i + 1]!;
-    const last = raw.charCodeAt(raw.length - 1);
-    const value = last === 0x20 || last === 0x09 ? raw.trimEnd() : raw;
-    const had = headers[name];
-    if (had === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
-    else if (Array.isArray(had)) had.push(value);
-    else headers[name] = [had, value];
+  /**
+   * `spans` holds four offsets per header, in the order read: its name's
+   * start and end in `text`, then its value's (whitespace around the value
+   * already left out).
+   */
+  constructor(private readonly text: string, private readonly spans: readonly number[]) {}
+
+  /** How many headers the head has (a repeated one counts each time). */
+  get size(): number {
+    return this.spans.length >> 2;
   }
-  return headers;
+
+  /** Header `i`'s name, in lower case. */
+  name(i: number): string {
+    return this.text.slice(this.spans[4 * i], this.spans[4 * i + 1]).toLowerCase();
+  }
+
+  value(i: number): string {
+    return this.text.slice(this.spans[4 * i + 2], this.spans[4 * i + 3]);
+  }
+
+  /** Whether header `i`'s name is `name` (given in lower case), compared in place. */
+  nameIs(i: number, name: string): boolean {
+    return this.spans[4 * i + 1]! - this.spans[4 * i]! === name.length && this.startsWith(i, name);
+  }
+
+  /** Whether header `i`'s name starts with `prefix` (given in lower case), compared in place. */
+  nameStartsWith(i: number, prefix: string): boolean {
+    return this.spans[4 * i + 1]! - this.spans[4 * i]! >= prefix.length && this.startsWith(i, prefix);
+  }
+
+  /**
+   * The first value of header `name` (given in lower case). The headers sluice
+   * asks for by name have one value (llhttp refuses a repeated content-length;
+   * node keeps the first of a repeated retry-after); a reader of a list
+   * header goes through them by place.
+   */
+  get(name: string): string | undefined {
+    for (let i = 0; i < this.spans.length >> 2; i++) if (this.nameIs(i, name)) return this.value(i);
+    return undefined;
+  }
+
+  private startsWith(i: number, prefix: string): boolean {
+    const at = this.spans[4 * i]!;
+    for (let k = 0; k < prefix.length; k++) if (lower(this.text.charCodeAt(at + k)) !== prefix.charCodeAt(k)) return false;
+    return true;
+  }
 }

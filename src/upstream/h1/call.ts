@@ -1,7 +1,7 @@
 // One call on an upstream connection, and the handler API it is driven
 // through: undici's (DispatchHandler and DispatchController), the part sluice
 // uses, so the exchanges above the connection are the ones undici drove.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { AnswerHead } from './answer-head.js';
 
 /** What a call can do to itself: undici's DispatchController, as the exchanges use it. */
 export interface CallController {
@@ -15,13 +15,14 @@ export interface CallController {
 /** undici's DispatchHandler, the part sluice uses. */
 export interface CallHandler {
   onRequestStart?(controller: CallController, context: unknown): void;
-  onResponseStart?(controller: CallController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void;
+  /** Unlike undici's, the headers are an AnswerHead: read by name or place, not an object of them all. */
+  onResponseStart?(controller: CallController, statusCode: number, head: AnswerHead, statusMessage?: string): void;
   /**
    * Unlike undici's, `chunk` is a view of the thread's read buffer, valid only
    * until this returns: a handler that keeps bytes copies them.
    */
   onResponseData?(controller: CallController, chunk: Buffer): void;
-  onResponseEnd?(controller: CallController, trailers: IncomingHttpHeaders): void;
+  onResponseEnd?(controller: CallController, trailers: AnswerHead): void;
   onResponseError?(controller: CallController, error: Error): void;
 }
 

@@ -17,10 +17,9 @@
 // - request heads checked against smuggling (request-head.ts);
 // - a connection is reused only when its answer ended cleanly, the upstream
 //   read the whole request, and nothing followed the answer.
-import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type OnReadOpts, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { headersFrom, keepAliveTimeout } from './answer-head.js';
+import { AnswerHead, keepAliveTimeout } from './answer-head.js';
 import { Call, Phase, type CallHandler, type CallHost, type CallOptions } from './call.js';
 import { watch, unwatch, type Timed } from '../deadline-tick.js';
 import { UpstreamSocketError, UpstreamTimeoutError } from './errors.js';
@@ -57,6 +56,12 @@ export interface ConnectionOwner {
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** A space or a tab, which may follow a header's value and is not part of it. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
 /** A head of ASCII only reads the same as latin1 and as UTF-8. */
 const ASCII = /^[\x00-\x7f]*$/;
 
@@ -102,8 +107,9 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   private keepAliveMs: number;
 
   // The answer being read.
-  /** Header names and values in order, as llhttp hands them over (a name or value may come in pieces). */
-  private fields: string[] = [];
+  /** The head's latin1 text so far, and where each header's name and value sit in it (AnswerHead). */
+  private headText = '';
+  private spans: number[] = [];
   private headerBytes = 0;
 
   constructor(private readonly origin: Origin, private readonly timeouts: ConnectionTimeouts, private readonly owner: ConnectionOwner) {
@@ -297,26 +303,40 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   onMessageBegin(): number {
     // An answer nobody asked for (more bytes after the last one): the parse stops, and the connection goes.
     if (!this.call) return -1;
-    this.fields = [];
-    this.headerBytes = 0;
+    this.startHead();
     return PARSE_OK;
   }
 
-  onHeaderField(piece: string): number { return this.addPiece(piece, 0); }
-
-  onHeaderValue(piece: string): number { return this.addPiece(piece, 1); }
-
   /**
-   * Names sit at even places in `fields`, values at odd ones: a piece starts a
-   * new entry where the count says one of its kind is due, and otherwise
-   * continues the last (a name or value that came in pieces).
+   * A read's header pieces (ParserEvents). Names and values take turns in
+   * `spans`: a piece starts a new span where one of its kind is due, and
+   * otherwise continues the last (a name or value that came in pieces, split
+   * between reads): the two are joined at the end of the text, rarely.
    */
-  private addPiece(piece: string, place: 0 | 1): number {
-    if (this.overHeaderCap(piece.length)) return -1;
-    const f = this.fields;
-    if (f.length % 2 === place) f.push(piece);
-    else f[f.length - 1] += piece;
+  onHeaderPieces(text: string, pieces: readonly number[], count: number): number {
+    const shift = this.headText.length;
+    this.headText = shift === 0 ? text : this.headText + text;
+    const s = this.spans;
+    for (let i = 0; i < count; i += 3) {
+      const length = pieces[i + 2]!;
+      if (this.overHeaderCap(length)) return -1;
+      const start = pieces[i + 1]! + shift;
+      if ((s.length >> 1) % 2 === pieces[i]) {
+        s.push(start, start + length);
+      } else {
+        const joined = this.headText.slice(s[s.length - 2], s[s.length - 1]) + this.headText.slice(start, start + length);
+        s[s.length - 2] = this.headText.length;
+        this.headText += joined;
+        s[s.length - 1] = this.headText.length;
+      }
+    }
     return PARSE_OK;
+  }
+
+  private startHead(): void {
+    this.headText = '';
+    this.spans = [];
+    this.headerBytes = 0;
   }
 
   private overHeaderCap(n: number): boolean {
@@ -335,15 +355,14 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     }
     // An interim answer (100 Continue, 103 Early Hints): the final one follows on the same connection.
     if (status < 200) {
-      this.fields = [];
-      this.headerBytes = 0;
+      this.startHead();
       return 1;
     }
-    const headers = this.takeHeaders();
+    const head = this.takeHead();
     this.reusable = keepAlive;
     if (keepAlive) {
-      const ka = headers['keep-alive'];
-      const upstreamMs = typeof ka === 'string' ? keepAliveTimeout(ka) : undefined;
+      const ka = head.get('keep-alive');
+      const upstreamMs = ka === undefined ? undefined : keepAliveTimeout(ka);
       if (upstreamMs !== undefined) {
         const ms = upstreamMs - KEEP_ALIVE_MARGIN_MS;
         if (ms <= 0) this.reusable = false;
@@ -352,16 +371,24 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     }
     call.phase = Phase.Body;
     this.deadline = call.paused ? Infinity : Date.now() + this.timeouts.bodyTimeoutMs;
-    call.handler.onResponseStart?.(call, status, headers, '');
+    call.handler.onResponseStart?.(call, status, head, '');
     if (this.call !== call) return PARSE_PAUSED;
     return call.method === 'HEAD' ? 1 : PARSE_OK;
   }
 
-  /** The fields read since the last head, as headers; the next head starts afresh. */
-  private takeHeaders(): IncomingHttpHeaders {
-    const headers = headersFrom(this.fields);
-    this.fields = [];
-    return headers;
+  /** The headers read since the last head; the next head starts afresh. */
+  private takeHead(): AnswerHead {
+    const text = this.headText;
+    const s = this.spans;
+    // llhttp drops the whitespace before a value, not after it.
+    for (let i = 3; i < s.length; i += 4) {
+      let end = s[i]!;
+      while (end > s[i - 1]! && isBlank(text.charCodeAt(end - 1))) end--;
+      s[i] = end;
+    }
+    const head = new AnswerHead(text, s);
+    this.startHead();
+    return head;
   }
 
   onBody(bytes: Buffer): number {
@@ -375,7 +402,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     const call = this.call;
     if (!call) return PARSE_PAUSED;
     if (call.phase !== Phase.Body) return PARSE_OK; // the end of an interim answer
-    const trailers = this.fields.length ? this.takeHeaders() : {};
+    const trailers = this.spans.length ? this.takeHead() : AnswerHead.EMPTY;
     this.call = undefined;
     call.phase = Phase.Done;
     this.deadline = Infinity;

@@ -16,15 +16,22 @@
 // when the read is parsed or its message completes. A view, a decode and an
 // SSE parse per frame cost about 2.5k instructions a frame: an unpaced
 // 20-chunk stream fell from 465k to 406k with them gone. Header names and
-// values are likewise cut from one decode of the head (see headerPieces).
+// values are likewise handed on as places in one decode of the head (see
+// headerPieces).
 import { createRequire } from 'node:module';
 
 /** What llhttp reports to the connection it is reading for; a non-zero return stops the parse. */
 export interface ParserEvents {
   onMessageBegin(): number;
-  /** A piece of a header name or value (llhttp hands one that spans reads over in pieces), as latin1 text. */
-  onHeaderField(piece: string): number;
-  onHeaderValue(piece: string): number;
+  /**
+   * A read's header names and values, in order: `text` is the read's latin1
+   * text from the first to the end of the last, and `pieces` holds (place,
+   * start, length) triples in it, place 0 a name's and 1 a value's, the first
+   * `count` numbers of `pieces`. A name or value split between reads comes in
+   * two pieces, one in each read's text. `pieces` is the parser's, valid only
+   * during the call.
+   */
+  onHeaderPieces(text: string, pieces: readonly number[], count: number): number;
   /** 1 skips the body (HEAD, 1xx); llhttp's own return codes otherwise. */
   onHeadersComplete(status: number, upgrade: boolean, keepAlive: boolean): number;
   /** Body bytes: all of one read's for the message, in one view of the read, valid only during the call. */
@@ -87,33 +94,33 @@ function flushBody(): number {
 /**
  * The read's header pieces not yet handed on, as (place, start, length)
  * triples: place 0 a name, 1 a value. They are handed on at the end of the
- * head, of the trailers or of the read, cut from one latin1 decode of the
- * span they cover: a decode per piece (Buffer#toString, its checks, a native
+ * head, of the trailers or of the read, with one latin1 decode of the span
+ * they cover: a decode per piece (Buffer#toString, its checks, a native
  * call) cost about 600 instructions a piece, ten pieces for an answer of five
- * headers. A piece of 13 characters or more is a slice that keeps the head's
- * string alive while its header is: a head is capped at 16 KB.
+ * headers, and a slice per piece, cut whether anything read it or not, cost
+ * more again on a head of many (answer-head.ts).
  */
 const headerPieces: number[] = [];
+/** How many numbers of headerPieces are this read's: the array keeps its length, as emptying it gives up its store. */
+let pieceCount = 0;
 
 function headerPiece(place: 0 | 1, at: number, len: number): number {
-  headerPieces.push(place, at - base, len);
+  headerPieces[pieceCount] = place;
+  headerPieces[pieceCount + 1] = at - base;
+  headerPieces[pieceCount + 2] = len;
+  pieceCount += 3;
   return PARSE_OK;
 }
 
-/** Hands the read's header pieces to the reader, in order; the first answer that is not PARSE_OK, or PARSE_OK. */
+/** Hands the read's header pieces to the reader, placed in their text; its answer, or PARSE_OK if there were none. */
 function flushHeaders(): number {
-  const n = headerPieces.length;
+  const n = pieceCount;
   if (n === 0) return PARSE_OK;
   const from = headerPieces[1]!;
-  const head = read.toString('latin1', from, headerPieces[n - 2]! + headerPieces[n - 1]!);
-  let r = PARSE_OK;
-  for (let i = 0; i < n && r === PARSE_OK; i += 3) {
-    const start = headerPieces[i + 1]! - from;
-    const piece = head.slice(start, start + headerPieces[i + 2]!);
-    r = headerPieces[i] === 0 ? reader.onHeaderField(piece) : reader.onHeaderValue(piece);
-  }
-  headerPieces.length = 0;
-  return r;
+  const text = read.toString('latin1', from, headerPieces[n - 2]! + headerPieces[n - 1]!);
+  for (let i = 1; i < n; i += 3) headerPieces[i] = headerPieces[i]! - from;
+  pieceCount = 0;
+  return reader.onHeaderPieces(text, headerPieces, n);
 }
 
 function load(): Exports {
@@ -184,7 +191,7 @@ export function execute(ptr: number, events: ParserEvents, chunk: Buffer): numbe
     return delivered === PARSE_OK ? heads : delivered;
   } finally {
     bodyStart = -1;
-    headerPieces.length = 0;
+    pieceCount = 0;
     read = EMPTY;
   }
 }
