@@ -7,6 +7,7 @@
 // only when its answer ended cleanly; the server counts connections to prove it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { recordOf } from './helpers/answer-head.js';
 import { AnswerHead } from '../src/upstream/h1/answer-head.js';
@@ -244,6 +245,32 @@ describe('the upstream HTTP/1.1 client', () => {
     assert.ok(head.nameIs(1, 'x-ratelimit-limit-requests') && head.nameStartsWith(1, 'x-ratelimit-'));
     assert.ok(!head.nameStartsWith(5, 'x-ratelimit-'), 'a name shorter than the prefix does not start with it');
     assert.deepEqual(passHeaders(head), [['x-ratelimit-limit-requests', '10, 20'], ['retry-after', '3, 4'], ['retry-after-ms', '3000']]);
+    await pool.close();
+  });
+
+  test('any head, cut into reads anywhere, is read as written: names without case, values without the whitespace after them', NO_HANG, async () => {
+    fresh();
+    // Names of the x- kind, so none means anything to the connection (a length, a close).
+    const header = fc.record({
+      name: fc.stringMatching(/^[Xx]-[A-Za-z0-9-]{0,24}$/),
+      value: fc.oneof(fc.constant(''), fc.stringMatching(/^[!-~]([ -~]{0,30}[!-~])?$/)),
+      after: fc.constantFrom('', ' ', ' \t '),
+    });
+    await fc.assert(fc.asyncProperty(fc.array(header, { minLength: 1, maxLength: 24 }), fc.uniqueArray(fc.nat(), { maxLength: 4 }), async (headers, cuts) => {
+      const text = `HTTP/1.1 200 OK\r\n${headers.map((h) => `${h.name}: ${h.value}${h.after}\r\n`).join('')}content-length: 2\r\n\r\nok`;
+      const at = [...cuts.map((c) => c % text.length), text.length].sort((x, y) => x - y);
+      answer(async (_r, s) => {
+        let from = 0;
+        for (const to of at) { s.write(text.slice(from, to)); from = to; await sleep(2); }
+      });
+      const { head, body } = await call(pool, '/');
+      assert.equal(body, 'ok');
+      assert.equal(head.size, headers.length + 1);
+      headers.forEach((h, i) => {
+        assert.equal(head.name(i), h.name.toLowerCase());
+        assert.equal(head.value(i), h.value);
+      });
+    }), { numRuns: 40 });
     await pool.close();
   });
 
