@@ -1,7 +1,7 @@
 // AnswerHeads for tests: one made from a record, laid out as a connection
 // reads a head, and a record made from one, as node's IncomingHttpHeaders
 // read (names in lower case, a repeated header as an array, set-cookie
-// always one).
+// always an array).
 import { AnswerHead } from '../../src/upstream/h1/answer-head.js';
 
 export function headOf(headers: Record<string, string>): AnswerHead {
