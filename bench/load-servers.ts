@@ -79,7 +79,7 @@ async function mock(): Promise<number> {
     // The slow-stream cell's 5,000 connections close with their answers (`bench_close`): kept alive in
     // each target's pool, every target's 5,000 would stay open here at once, past the mock's file limit.
     const close = body.includes('"bench_close":true');
-    res.writeHead(200, close ? { 'content-type': 'text/event-stream', connection: 'close' } : { 'content-type': 'text/event-stream' });
+    res.writeHead(200, { ...OPENAI_HEADERS, 'content-type': 'text/event-stream', ...(close ? { connection: 'close' } : {}) });
     if (close) {
       slowStreams.peak = Math.max(slowStreams.peak, ++slowStreams.open);
       res.once('close', () => { slowStreams.open--; });

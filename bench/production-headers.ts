@@ -3,7 +3,8 @@
 // where the openai SDK sends about sixteen and OpenAI's API answers with
 // twenty-odd. Each costs a gateway per request (docs/operations.md, "Headers
 // as production sends them"), so a run can price them: BENCH_SDK_HEADERS=1
-// for the requests, MOCK_OPENAI_HEADERS=1 for the mock's JSON answers.
+// for the requests, MOCK_OPENAI_HEADERS=1 for the mock's answers (JSON and
+// streams: OpenAI sends a stream the same headers).
 
 /** What the openai SDK (v5, node) sends besides a request's own headers. */
 export const SDK_REQUEST_HEADERS: Readonly<Record<string, string>> = {
@@ -26,5 +27,5 @@ export const OPENAI_ANSWER_HEADERS: Readonly<Record<string, string>> = {
 /** The headers every bench request carries besides authorization and content type. */
 export const benchRequestHeaders = (): Readonly<Record<string, string>> => (process.env.BENCH_SDK_HEADERS ? SDK_REQUEST_HEADERS : {});
 
-/** The headers the bench mock adds to its JSON answers. */
+/** The headers the bench mock adds to its answers. */
 export const mockAnswerHeaders = (): Readonly<Record<string, string>> => (process.env.MOCK_OPENAI_HEADERS ? OPENAI_ANSWER_HEADERS : {});
