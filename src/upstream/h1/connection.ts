@@ -315,7 +315,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
    */
   onHeaderPieces(text: string, pieces: readonly number[], count: number): number {
     const shift = this.headText.length;
-    this.headText = shift === 0 ? text : this.headText + text;
+    this.headText += text;
     const s = this.spans;
     for (let i = 0; i < count; i += 3) {
       const length = pieces[i + 2]!;
