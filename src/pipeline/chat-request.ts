@@ -1,6 +1,7 @@
 // Validates a chat-completions body. Known fields get their types checked; any
 // other field is kept in `raw` and passed through to OpenAI-compatible upstreams
 // untouched (tools, response_format, ...), since the caller's SDK sent it on purpose.
+import { Ajv } from 'ajv';
 import { z } from 'zod';
 import type { ChatRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
@@ -11,7 +12,7 @@ const message = z.looseObject({
   content: z.union([z.string(), z.array(part), z.null()], { error: 'must be a string, an array of content parts, or null' }).optional(),
 });
 
-const chatBody = z.looseObject({
+export const chatBody = z.looseObject({
   model: z.string().min(1),
   messages: z.array(message).min(1),
   stream: z.boolean().optional(),
@@ -29,6 +30,18 @@ const chatBody = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
 });
 
+/**
+ * The same schema, compiled by Ajv into a function of its own. zod's parse is
+ * generic code shared by every schema in the process, and it copies every
+ * object it passes: under callgrind it cost 5.9k instructions of a
+ * one-message request and 26k of a twenty-message one, against 0.6k and 2.3k
+ * for this check (a tight loop over the one schema hides that: its lookups
+ * see one schema, the server's see all of them). A body the check passes is
+ * read as sent; zod parses only a body the check refuses, so a 400 is worded
+ * as before, and the two agree on every body (test/chat-request-check.test.ts).
+ */
+export const isChatBody = new Ajv().compile(z.toJSONSchema(chatBody, { target: 'draft-7', io: 'input' }));
+
 /** Turns the first schema issue into a 400 that names the field. */
 export function invalidFromZod(error: z.ZodError): GatewayError {
   const issue = error.issues[0]!;
@@ -37,9 +50,12 @@ export function invalidFromZod(error: z.ZodError): GatewayError {
 }
 
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
-  const r = chatBody.safeParse(body);
-  if (!r.success) throw invalidFromZod(r.error);
-  const d = r.data;
+  let d = body as z.infer<typeof chatBody>;
+  if (!isChatBody(body)) {
+    const r = chatBody.safeParse(body);
+    if (!r.success) throw invalidFromZod(r.error);
+    d = r.data;
+  }
   const req: ChatRequest = {
     model: d.model,
     messages: d.messages as ChatRequest['messages'],
