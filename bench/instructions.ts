@@ -51,7 +51,12 @@ async function count(t: Target, upstream: string, body: string, connections: num
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
   const args = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'out')}`,
     process.execPath, ...processExecArgv(buildConfig({}).server.semi_space_mb, []), t.servers, t.kind, upstream];
-  const env = t.threads ? { ...process.env, SLUICE_THREADS: String(t.threads) } : process.env;
+  // The turn budget (server.turn_budget_ms) is off unless BENCH_TURN_BUDGET_MS says otherwise: it is
+  // measured in real time, and valgrind slows the gateway some 50 times, so every wave of arrivals
+  // overran it and waited for immediates, which a run at full speed does for about 2 % of requests
+  // (776 of 33,854 at 64 connections). It priced that real-time effect, not the request path: a JSON
+  // request read 283-302k instructions with it on, 257-261k with it off (2026-11-28).
+  const env = { BENCH_TURN_BUDGET_MS: '0', ...process.env, ...(t.threads ? { SLUICE_THREADS: String(t.threads) } : {}) };
   const proc = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env });
   try {
     const r = await ready(proc);
