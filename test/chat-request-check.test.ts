@@ -40,7 +40,7 @@ const MESSAGE: Record<string, [unknown[], unknown[]]> = {
   tool_call_id: [['call_1'], []],
 };
 
-/** A value of `field`: mostly accepted or absent, now and then refused (`bad`). */
+/** A member's value: mostly one accepted (or none, where `absent`), now and then one refused. */
 const value = ([good, bad]: [unknown[], unknown[]], absent: boolean) =>
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom<unknown>(...good, ...(absent ? [undefined] : [])) }, { weight: bad.length ? 1 : 0, arbitrary: fc.constantFrom<unknown>(...(bad.length ? bad : [undefined])) });
 const content = fc.oneof(value(MESSAGE.content!, true), fc.array(value(PARTS, false), { maxLength: 3 }));
@@ -66,7 +66,8 @@ test('a body the check passes is read as sent; one it refuses is a 400 naming th
   const sent = { model: 'm', messages: [{ role: 'user', content: 'hi', name: 'n' }], temperature: 1, tools: [{ type: 'function' }] };
   const req = parseChatRequest(sent);
   assert.equal(req.raw, sent);
-  assert.deepEqual(req.messages, sent.messages);
+  // The caller's own messages, not a copy of them.
+  assert.equal(req.messages, sent.messages);
   assert.equal(req.temperature, 1);
   assert.throws(() => parseChatRequest({ model: 'm', messages: [{ role: 'user' }], n: 129 }),
     (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'n');
