@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { EmbeddingsRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import { invalidFromZod } from './chat-request.js';
+import { invalidFromZod } from './request-schema.js';
 
 const MAX_INPUTS = 2048;
 

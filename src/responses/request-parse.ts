@@ -3,10 +3,10 @@
 // translated path decides field by field (request-to-chat.ts).
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { invalidFromZod } from '../pipeline/chat-request.js';
+import { checkedBody, compiledCheck } from '../pipeline/request-schema.js';
 import { type Item, type ResponsesRequest } from './types.js';
 
-const body = z.looseObject({
+export const responsesBody = z.looseObject({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(z.looseObject({}))], { error: 'must be a string or an array of input items' }),
   instructions: z.string().nullish(),
@@ -25,6 +25,9 @@ const body = z.looseObject({
   user: z.string().nullish(),
 });
 
+/** The schema compiled (pipeline/request-schema.ts). */
+export const isResponsesBody = compiledCheck(responsesBody);
+
 /** An item without `type` but with a role is a message (OpenAI's "easy input message"). */
 function normaliseItem(item: Item, i: number): Item {
   if (typeof item.type === 'string') return item;
@@ -33,9 +36,7 @@ function normaliseItem(item: Item, i: number): Item {
 }
 
 export function parseResponsesRequest(raw: Record<string, unknown>, text?: string): ResponsesRequest {
-  const r = body.safeParse(raw);
-  if (!r.success) throw invalidFromZod(r.error);
-  const d = r.data;
+  const d = checkedBody(responsesBody, isResponsesBody, raw);
   const inputWasString = typeof d.input === 'string';
   const input: Item[] = typeof d.input === 'string'
     ? [{ type: 'message', role: 'user', content: d.input }]

@@ -1,6 +1,6 @@
-// The chat body is checked by Ajv's compilation of the zod schema, and zod
-// parses only a body that check refuses (src/pipeline/chat-request.ts). The
-// two must agree on every body: a body the compiled check passed and zod
+// A chat or Responses body is checked by Ajv's compilation of its zod schema,
+// and zod parses only a body that check refuses (src/pipeline/request-schema.ts).
+// The two must agree on every body: a body the compiled check passed and zod
 // would refuse would reach the upstream unchecked. Bodies are drawn from
 // values on both sides of each field's bounds and types (mostly accepted,
 // so that one refused value is often the only one), with members the schema
@@ -9,10 +9,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { chatBody, isChatBody, parseChatRequest } from '../src/pipeline/chat-request.js';
+import { isResponsesBody, parseResponsesRequest, responsesBody } from '../src/responses/request-parse.js';
 import { GatewayError } from '../src/errors.js';
 
 /** Per field: values zod accepts, then values on the wrong side of a bound or of the wrong type. */
-const FIELDS: Record<string, [unknown[], unknown[]]> = {
+type Values = [unknown[], unknown[]];
+const FIELDS: Record<string, Values> = {
   model: [['m'], ['', 7, null]],
   stream: [[true, false], ['yes', null]],
   temperature: [[0, 2, 0.7], [2.5, -0.1, '1', null]],
@@ -29,11 +31,11 @@ const FIELDS: Record<string, [unknown[], unknown[]]> = {
   tools: [[[{ type: 'function', function: { name: 'f' } }]], []],
   future_field: [[1, 'x', null, { nested: [1] }], []],
 };
-const PARTS: [unknown[], unknown[]] = [
+const PARTS: Values = [
   [{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'data:,' } }, { type: 'text' }],
   [{ type: 1 }, { text: 'no type' }, { type: 'text', text: 5 }, null, 'text'],
 ];
-const MESSAGE: Record<string, [unknown[], unknown[]]> = {
+const MESSAGE: Record<string, Values> = {
   role: [['system', 'developer', 'user', 'assistant', 'tool', 'function'], ['wizard', 7]],
   content: [['hi', '', null], [7, {}]],
   name: [['n'], []],
@@ -41,7 +43,7 @@ const MESSAGE: Record<string, [unknown[], unknown[]]> = {
 };
 
 /** A member's value: mostly one accepted (or none, where `absent`), now and then one refused. */
-const value = ([good, bad]: [unknown[], unknown[]], absent: boolean) =>
+const value = ([good, bad]: Values, absent: boolean) =>
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom<unknown>(...good, ...(absent ? [undefined] : [])) }, { weight: bad.length ? 1 : 0, arbitrary: fc.constantFrom<unknown>(...(bad.length ? bad : [undefined])) });
 const content = fc.oneof(value(MESSAGE.content!, true), fc.array(value(PARTS, false), { maxLength: 3 }));
 const message = fc.oneof(
@@ -49,20 +51,52 @@ const message = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 'hi', { content: 'no role' }) },
 );
 const messages = fc.oneof({ weight: 12, arbitrary: fc.array(message, { minLength: 1, maxLength: 4 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>([], 'hi', null, undefined) });
-const body = fc.record({
-  messages,
-  ...Object.fromEntries(Object.entries(FIELDS).map(([k, v]) => [k, value(v, k !== 'model')])),
+/** A body of `fields`, each present but `required` optional. */
+const bodyOf = (fields: Record<string, Values>, required: string[], more: Record<string, fc.Arbitrary<unknown>> = {}) => fc.record({
+  ...more,
+  ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, value(v, !required.includes(k))])),
 });
+const body = bodyOf(FIELDS, ['model'], { messages });
+
+const RESPONSES: Record<string, Values> = {
+  model: [['m'], ['', null]],
+  input: [['hi', [{ role: 'user', content: 'hi' }], [{ type: 'function_call_output', call_id: 'c', output: 'x' }], []], [7, null, ['hi'], [null]]],
+  instructions: [['be brief', null], [3]],
+  stream: [[true, null], ['yes']],
+  store: [[false, null], [0]],
+  parallel_tool_calls: [[true, null], ['no']],
+  previous_response_id: [['resp_1', null], ['', 5]],
+  max_output_tokens: [[16, null], [0, 1.5, 2 ** 53]],
+  temperature: [[1, null], [2.5]],
+  top_p: [[0.5, null], [-0.5]],
+  tools: [[[{ type: 'function', name: 'f' }], [], null], [[{ name: 'no type' }], [{ type: 1 }], {}]],
+  tool_choice: [['auto', 'none', 'required', { type: 'function', name: 'f' }, null], ['always', { name: 'f' }, 3]],
+  text: [[{ format: { type: 'json_object' } }, { format: null }, {}, null], [{ format: { type: 2 } }, { format: 'json' }, 'json']],
+  reasoning: [[{ effort: 'low' }, { effort: null }, {}, null], [{ effort: 1 }]],
+  metadata: [[{ a: 'b' }, {}, null], [{ a: 1 }, ['a'], 'a']],
+  user: [['u', null], [1]],
+  future_field: [[1, 'x', null, { nested: [1] }], []],
+};
+const responses = bodyOf(RESPONSES, ['model', 'input']);
+
+/** JSON-shaped, as a request body arrives: undefined members are absent. */
+const asSent = (b: unknown) => JSON.parse(JSON.stringify(b)) as Record<string, unknown>;
 
 test('the compiled check and zod agree on every chat body', () => {
   fc.assert(fc.property(body, (b) => {
-    // JSON-shaped, as a request body arrives: undefined members are absent.
-    const json = JSON.parse(JSON.stringify(b)) as Record<string, unknown>;
+    const json = asSent(b);
     assert.equal(isChatBody(json), chatBody.safeParse(json).success, JSON.stringify(json));
   }), { numRuns: 3000 });
 });
 
-test('a body the check passes is read as sent; one it refuses is a 400 naming the field', () => {
+test('the compiled check and zod agree on every Responses body', () => {
+  fc.assert(fc.property(responses, (b) => {
+    const json = asSent(b);
+    assert.equal(isResponsesBody(json), responsesBody.safeParse(json).success, JSON.stringify(json));
+  }), { numRuns: 3000 });
+});
+
+test('a chat body the check passes is read as sent; one it refuses is a 400 naming the field', () => {
   const sent = { model: 'm', messages: [{ role: 'user', content: 'hi', name: 'n' }], temperature: 1, tools: [{ type: 'function' }] };
   const req = parseChatRequest(sent);
   assert.equal(req.raw, sent);
@@ -71,4 +105,16 @@ test('a body the check passes is read as sent; one it refuses is a 400 naming th
   assert.equal(req.temperature, 1);
   assert.throws(() => parseChatRequest({ model: 'm', messages: [{ role: 'user' }], n: 129 }),
     (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'n');
+});
+
+test('a Responses body the check passes is read as sent; one it refuses is a 400 naming the field', () => {
+  const item = { type: 'message', role: 'user', content: 'hi' };
+  const sent = { model: 'm', input: [item], store: false, tools: [{ type: 'function', name: 'f' }] };
+  const req = parseResponsesRequest(sent);
+  assert.equal(req.raw, sent);
+  // The caller's own item, not a copy of it.
+  assert.equal(req.input[0], item);
+  assert.equal(req.store, false);
+  assert.throws(() => parseResponsesRequest({ model: 'm', input: 'hi', max_output_tokens: 0 }),
+    (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'max_output_tokens');
 });
