@@ -40,9 +40,10 @@ class Connection implements ParserEvents {
 
   onMessageBegin(): number { return 0; }
 
-  onHeaderPieces(text: string, pieces: readonly number[], count: number): number {
+  onHeaderPieces(text: string, pieces: readonly number[], count: number, offset: number): number {
     for (let i = 0; i < count; i += 3) {
-      const piece = text.slice(pieces[i + 1], pieces[i + 1]! + pieces[i + 2]!);
+      const start = pieces[i + 1]! - offset;
+      const piece = text.slice(start, start + pieces[i + 2]!);
       if (pieces[i] === 0) {
         this.field = this.inValue ? piece : this.field + piece;
         this.inValue = false;

@@ -313,8 +313,9 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
    * otherwise continues the last (a name or value that came in pieces, split
    * between reads): the two are joined at the end of the text, rarely.
    */
-  onHeaderPieces(text: string, pieces: readonly number[], count: number): number {
-    const shift = this.headText.length;
+  onHeaderPieces(text: string, pieces: readonly number[], count: number, offset: number): number {
+    // Where a piece's place in the read falls in the head's text.
+    const shift = this.headText.length - offset;
     this.headText += text;
     const s = this.spans;
     for (let i = 0; i < count; i += 3) {

@@ -26,12 +26,14 @@ export interface ParserEvents {
   /**
    * A read's header names and values, in order: `text` is the read's latin1
    * text from the first to the end of the last, and `pieces` holds (place,
-   * start, length) triples in it, place 0 a name's and 1 a value's, the first
-   * `count` numbers of `pieces`. A name or value split between reads comes in
-   * two pieces, one in each read's text. `pieces` is the parser's, valid only
-   * during the call.
+   * start, length) triples, place 0 a name's and 1 a value's, the first
+   * `count` numbers of `pieces`; a piece starts at `start - offset` in `text`
+   * (its place in the read: left as it is, rather than rewritten per piece
+   * before the reader places it again). A name or value split between reads
+   * comes in two pieces, one in each read's text. `pieces` is the parser's,
+   * valid only during the call.
    */
-  onHeaderPieces(text: string, pieces: readonly number[], count: number): number;
+  onHeaderPieces(text: string, pieces: readonly number[], count: number, offset: number): number;
   /** 1 skips the body (HEAD, 1xx); llhttp's own return codes otherwise. */
   onHeadersComplete(status: number, upgrade: boolean, keepAlive: boolean): number;
   /** Body bytes: all of one read's for the message, in one view of the read, valid only during the call. */
@@ -118,9 +120,8 @@ function flushHeaders(): number {
   if (n === 0) return PARSE_OK;
   const from = headerPieces[1]!;
   const text = read.toString('latin1', from, headerPieces[n - 2]! + headerPieces[n - 1]!);
-  for (let i = 1; i < n; i += 3) headerPieces[i] = headerPieces[i]! - from;
   pieceCount = 0;
-  return reader.onHeaderPieces(text, headerPieces, n);
+  return reader.onHeaderPieces(text, headerPieces, n, from);
 }
 
 function load(): Exports {
