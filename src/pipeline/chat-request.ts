@@ -3,7 +3,7 @@
 // untouched (tools, response_format, ...), since the caller's SDK sent it on purpose.
 import { z } from 'zod';
 import type { ChatRequest } from '../domain.js';
-import { checkedBody, compiledCheck } from './request-schema.js';
+import { bodyReader } from './request-schema.js';
 
 const part = z.looseObject({ type: z.string(), text: z.string().optional() });
 const message = z.looseObject({
@@ -29,11 +29,11 @@ export const chatBody = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
 });
 
-/** The schema compiled (request-schema.ts). */
-export const isChatBody = compiledCheck(chatBody);
+/** The schema, checked compiled (request-schema.ts). */
+export const chatBodyReader = bodyReader(chatBody);
 
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
-  const d = checkedBody(chatBody, isChatBody, body);
+  const d = chatBodyReader.read(body);
   const req: ChatRequest = {
     model: d.model,
     messages: d.messages as ChatRequest['messages'],

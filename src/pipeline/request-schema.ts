@@ -22,15 +22,22 @@ export function invalidFromZod(error: z.ZodError): GatewayError {
   return new GatewayError('invalid_request', `${param || 'body'}: ${issue.message}`, { param });
 }
 
-/** Whether `body` passes `schema`, by its compiled JSON Schema. */
-export function compiledCheck(schema: z.ZodType): (body: unknown) => boolean {
-  return ajv.compile(z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }));
+export interface BodyReader<T> {
+  /** Whether a body passes the schema, by its compiled JSON Schema. */
+  check(body: unknown): boolean;
+  /** The body as the schema reads it: as sent where the check passes it, else zod's parse, or zod's first issue as a 400. */
+  read(body: unknown): T;
 }
 
-/** `body` as `schema` reads it: as sent where `check` passes it, else zod's parse, or zod's first issue as a 400. */
-export function checkedBody<S extends z.ZodType>(schema: S, check: (body: unknown) => boolean, body: unknown): z.infer<S> {
-  if (check(body)) return body as z.infer<S>;
-  const r = schema.safeParse(body);
-  if (!r.success) throw invalidFromZod(r.error);
-  return r.data;
+export function bodyReader<S extends z.ZodType>(schema: S): BodyReader<z.infer<S>> {
+  const check = ajv.compile(z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }));
+  return {
+    check,
+    read(body) {
+      if (check(body)) return body as z.infer<S>;
+      const r = schema.safeParse(body);
+      if (!r.success) throw invalidFromZod(r.error);
+      return r.data;
+    },
+  };
 }

@@ -3,7 +3,7 @@
 // translated path decides field by field (request-to-chat.ts).
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { checkedBody, compiledCheck } from '../pipeline/request-schema.js';
+import { bodyReader } from '../pipeline/request-schema.js';
 import { type Item, type ResponsesRequest } from './types.js';
 
 export const responsesBody = z.looseObject({
@@ -25,8 +25,8 @@ export const responsesBody = z.looseObject({
   user: z.string().nullish(),
 });
 
-/** The schema compiled (pipeline/request-schema.ts). */
-export const isResponsesBody = compiledCheck(responsesBody);
+/** The schema, checked compiled (pipeline/request-schema.ts). */
+export const responsesBodyReader = bodyReader(responsesBody);
 
 /** An item without `type` but with a role is a message (OpenAI's "easy input message"). */
 function normaliseItem(item: Item, i: number): Item {
@@ -36,7 +36,7 @@ function normaliseItem(item: Item, i: number): Item {
 }
 
 export function parseResponsesRequest(raw: Record<string, unknown>, text?: string): ResponsesRequest {
-  const d = checkedBody(responsesBody, isResponsesBody, raw);
+  const d = responsesBodyReader.read(raw);
   const inputWasString = typeof d.input === 'string';
   const input: Item[] = typeof d.input === 'string'
     ? [{ type: 'message', role: 'user', content: d.input }]
