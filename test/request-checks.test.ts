@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { chatBody, chatBodyReader, parseChatRequest } from '../src/pipeline/chat-request.js';
 import { parseResponsesRequest, responsesBody, responsesBodyReader } from '../src/responses/request-parse.js';
 import { GatewayError } from '../src/errors.js';
+import { execFileSync } from 'node:child_process';
 
 /** Per field: values zod accepts, then values on the wrong side of a bound or of the wrong type. */
 type Values = [unknown[], unknown[]];
@@ -117,4 +118,17 @@ test('a Responses body the check passes is read as sent; one it refuses is a 400
   assert.equal(req.store, false);
   assert.throws(() => parseResponsesRequest({ model: 'm', input: 'hi', max_output_tokens: 0 }),
     (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'max_output_tokens');
+});
+
+test('where the process refuses code generation from strings, zod alone reads bodies', () => {
+  // Ajv's compiled check is generated source; a process hardened with this flag refused to load it.
+  const module = new URL('../src/pipeline/chat-request.js', import.meta.url).href;
+  const script = `
+    const { parseChatRequest } = await import(${JSON.stringify(module)});
+    const ok = parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 1 });
+    let refused;
+    try { parseChatRequest({ model: 'm', messages: [{ role: 'wizard', content: 'hi' }] }); } catch (e) { refused = { code: e.code, param: e.param }; }
+    console.log(JSON.stringify({ model: ok.model, temperature: ok.temperature, refused }));`;
+  const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(out), { model: 'm', temperature: 1, refused: { code: 'invalid_request', param: 'messages.0.role' } });
 });
