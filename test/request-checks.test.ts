@@ -1,4 +1,4 @@
-// A chat or Responses body is checked by Ajv's compilation of its zod schema,
+// A chat, Responses or embeddings body is checked by Ajv's compilation of its zod schema,
 // and zod parses only a body that check refuses (src/pipeline/request-schema.ts).
 // The two must agree on every body: a body the compiled check passed and zod
 // would refuse would reach the upstream unchecked. Bodies are drawn from
@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { chatBody, chatBodyReader, parseChatRequest } from '../src/pipeline/chat-request.js';
 import { parseResponsesRequest, responsesBody, responsesBodyReader } from '../src/responses/request-parse.js';
+import { embeddingsBody, embeddingsBodyReader, parseEmbeddingsRequest } from '../src/pipeline/embeddings-request.js';
 import { GatewayError } from '../src/errors.js';
 import { execFileSync } from 'node:child_process';
 
@@ -80,6 +81,17 @@ const RESPONSES: Record<string, Values> = {
 };
 const responses = bodyOf(RESPONSES, ['model', 'input']);
 
+const EMBEDDINGS: Record<string, Values> = {
+  model: [['m'], ['', 3, null]],
+  // The schema takes any input; readInput (not the schema) refuses what is not text.
+  input: [['hi', ['a', 'b'], [1, 2], 7], []],
+  encoding_format: [['float', 'base64'], ['FLOAT', 1, null]],
+  dimensions: [[1, 256], [0, -1, 1.5, '8', null]],
+  user: [['u'], [1, null]],
+  future_field: [[1, 'x', null], []],
+};
+const embeddings = bodyOf(EMBEDDINGS, ['model', 'input']);
+
 /** JSON-shaped, as a request body arrives: undefined members are absent. */
 const asSent = (b: unknown) => JSON.parse(JSON.stringify(b)) as Record<string, unknown>;
 
@@ -95,6 +107,21 @@ test('the compiled check and zod agree on every Responses body', () => {
     const json = asSent(b);
     assert.equal(responsesBodyReader.check(json), responsesBody.safeParse(json).success, JSON.stringify(json));
   }), { numRuns: 3000 });
+});
+
+test('the compiled check and zod agree on every embeddings body', () => {
+  fc.assert(fc.property(embeddings, (b) => {
+    const json = asSent(b);
+    assert.equal(embeddingsBodyReader.check(json), embeddingsBody.safeParse(json).success, JSON.stringify(json));
+  }), { numRuns: 2000 });
+});
+
+test('an embeddings body the check refuses is a 400 naming the field', () => {
+  assert.deepEqual(parseEmbeddingsRequest({ model: 'm', input: ['a'], dimensions: 8, extra: 1 }), { model: 'm', input: ['a'], single: false, encoding_format: 'float', dimensions: 8 });
+  assert.throws(() => parseEmbeddingsRequest({ model: 'm', input: 'a', dimensions: 0 }),
+    (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'dimensions');
+  assert.throws(() => parseEmbeddingsRequest({ model: 'm', input: 'a', encoding_format: 'FLOAT' }),
+    (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'encoding_format');
 });
 
 test('a chat body the check passes is read as sent; one it refuses is a 400 naming the field', () => {

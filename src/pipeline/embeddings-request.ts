@@ -3,17 +3,19 @@
 import { z } from 'zod';
 import type { EmbeddingsRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import { invalidFromZod } from './request-schema.js';
+import { bodyReader } from './request-schema.js';
 
 const MAX_INPUTS = 2048;
 
-const body = z.looseObject({
+export const embeddingsBody = z.looseObject({
   model: z.string().min(1),
   input: z.unknown(),
   encoding_format: z.enum(['float', 'base64'], { error: 'must be "float" or "base64"' }).optional(),
   dimensions: z.number().int().positive().optional(),
   user: z.string().optional(),
 });
+
+export const embeddingsBodyReader = bodyReader(embeddingsBody);
 
 const isTokens = (v: unknown) => typeof v === 'number' || (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number'));
 
@@ -30,9 +32,7 @@ function readInput(input: unknown): { input: string[]; single: boolean } {
 }
 
 export function parseEmbeddingsRequest(raw: Record<string, unknown>): EmbeddingsRequest {
-  const r = body.safeParse(raw);
-  if (!r.success) throw invalidFromZod(r.error);
-  const d = r.data;
+  const d = embeddingsBodyReader.read(raw);
   if (d.model === 'auto') throw new GatewayError('invalid_request', '"auto" is not accepted for embeddings: name an embedding model.', { param: 'model' });
   const req: EmbeddingsRequest = { model: d.model, ...readInput(d.input), encoding_format: d.encoding_format ?? 'float' };
   if (d.dimensions !== undefined) req.dimensions = d.dimensions;
