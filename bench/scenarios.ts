@@ -218,6 +218,11 @@ function ttfb(paceMs: number, samples: number, rounds = 10): Scenario['run'] {
  * answer is whole (buffered moderation) holds every stream while its caller
  * sees none; counted by first bytes, until 2026-11-28, its row read one
  * stream open and no held phase at all.
+ *
+ * `cpuUs` is the target's CPU per stream over the whole cell: a new
+ * connection, the request, and 20 chunks each in an upstream read of its
+ * own, as a real model paces its tokens. The other stream cell's 20 chunks
+ * come in a read or two, and price the request more than the chunk.
  */
 function slowStreams(count: number, paceMs: number): Scenario['run'] {
   return async (targets) => {
@@ -229,6 +234,7 @@ function slowStreams(count: number, paceMs: number): Scenario['run'] {
 async function slowStreamsOn(t: Target, upstream: Target | undefined, count: number, paceMs: number): Promise<Measure> {
   await t.resetStats?.();
   await upstream?.slowStreams?.(true);
+  const cpu0 = await t.cpuMicros();
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   const u = new URL(t.url);
   const payload = chatBody(300, true, { bench_pace_ms: paceMs, bench_close: true });
@@ -287,12 +293,13 @@ async function slowStreamsOn(t: Target, upstream: Target | undefined, count: num
   await t.resetStats?.();
   await Promise.all(all);
   agent.destroy();
+  const cpuUs = (await t.cpuMicros() - cpu0) / Math.max(1, count - failed);
   const held = await t.stats?.();
   const loop = arriving && held
     ? { rssMb: Math.max(arriving.rssMb, held.rssMb), loopDelayP99Ms: held.loopDelayP99Ms, openingLoopDelayP99Ms: arriving.loopDelayP99Ms }
     : {};
   const atUpstream = await upstream?.slowStreams?.();
-  return { failed, peakOpen: atUpstream?.peak ?? peakOpen, openingS, ...(failed ? { failures } : {}), ...loop };
+  return { failed, peakOpen: atUpstream?.peak ?? peakOpen, openingS, cpuUs, ...(failed ? { failures } : {}), ...loop };
 }
 
 export function scenarios(seconds: number, slowCount: number): Scenario[] {
