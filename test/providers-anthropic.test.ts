@@ -229,3 +229,19 @@ describe('anthropic wire transcripts, each played by the mock and read through t
     });
   }
 });
+
+it('rate-limit headers: combined token limits where the account reports them, input tokens where it does not', () => {
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  const combined = headOf({
+    'anthropic-ratelimit-tokens-limit': '80000', 'anthropic-ratelimit-tokens-remaining': '79000', 'anthropic-ratelimit-tokens-reset': '2030-01-01T00:00:00.250Z',
+    'anthropic-ratelimit-input-tokens-limit': '40000', 'anthropic-ratelimit-input-tokens-remaining': '1',
+    'anthropic-ratelimit-requests-reset': '2030-01-01T00:01:05Z',
+  });
+  assert.deepEqual(passHeaders(combined, now), [
+    ['x-ratelimit-reset-requests', '1m5s'],
+    ['x-ratelimit-limit-tokens', '80000'], ['x-ratelimit-remaining-tokens', '79000'], ['x-ratelimit-reset-tokens', '250ms'],
+  ]);
+  const inputOnly = headOf({ 'anthropic-ratelimit-input-tokens-limit': '40000', 'anthropic-ratelimit-input-tokens-reset': 'not a time' });
+  assert.deepEqual(passHeaders(inputOnly, now), [['x-ratelimit-limit-tokens', '40000']]);
+  assert.deepEqual(passHeaders(headOf({ 'content-type': 'application/json' }), now), []);
+});
