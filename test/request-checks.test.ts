@@ -1,5 +1,6 @@
-// A chat, Responses or embeddings body is checked by Ajv's compilation of its zod schema,
-// and zod parses only a body that check refuses (src/pipeline/request-schema.ts).
+// A chat, Responses or embeddings body is checked by Ajv's compilation of its
+// zod schema, and zod parses only a body that check refuses
+// (src/pipeline/request-schema.ts).
 // The two must agree on every body: a body the compiled check passed and zod
 // would refuse would reach the upstream unchecked. Bodies are drawn from
 // values on both sides of each field's bounds and types (mostly accepted,
@@ -7,12 +8,12 @@
 // does not name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { chatBody, chatBodyReader, parseChatRequest } from '../src/pipeline/chat-request.js';
 import { parseResponsesRequest, responsesBody, responsesBodyReader } from '../src/responses/request-parse.js';
 import { embeddingsBody, embeddingsBodyReader, parseEmbeddingsRequest } from '../src/pipeline/embeddings-request.js';
 import { GatewayError } from '../src/errors.js';
-import { execFileSync } from 'node:child_process';
 
 /** Per field: values zod accepts, then values on the wrong side of a bound or of the wrong type. */
 type Values = [unknown[], unknown[]];
@@ -116,7 +117,7 @@ test('the compiled check and zod agree on every embeddings body', () => {
   }), { numRuns: 2000 });
 });
 
-test('an embeddings body the check refuses is a 400 naming the field', () => {
+test('an embeddings body the check passes is read; one it refuses is a 400 naming the field', () => {
   assert.deepEqual(parseEmbeddingsRequest({ model: 'm', input: ['a'], dimensions: 8, extra: 1 }), { model: 'm', input: ['a'], single: false, encoding_format: 'float', dimensions: 8 });
   assert.throws(() => parseEmbeddingsRequest({ model: 'm', input: 'a', dimensions: 0 }),
     (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'dimensions');
