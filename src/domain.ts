@@ -74,6 +74,12 @@ export interface EmbeddingsRequest {
   encoding_format: 'float' | 'base64';
   dimensions?: number;
   user?: string;
+  /**
+   * The caller's body as sent: the members above are read from it, and any
+   * other goes to an OpenAI-compatible upstream as sent, or is refused by an
+   * adapter that cannot send it (docs/compatibility.md).
+   */
+  raw?: Readonly<Record<string, unknown>>;
 }
 
 /** What the catalogue knows of one upstream model. */

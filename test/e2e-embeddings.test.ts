@@ -59,6 +59,16 @@ for (const http of HTTP_KINDS) {
       assert.equal(sent.user, 'u-42');
     });
 
+    test('a field the gateway does not read goes to an OpenAI-compatible upstream as sent', async () => {
+      const res = await post({ model: 'text-embedding-3-small', input: ['x'], truncate_prompt_tokens: 8, extra: { nested: [1, 'two'] }, encoding_format: 'base64' });
+      assert.equal(res.status, 200);
+      const sent = mock.requests.at(-1)!.body;
+      assert.equal(sent.truncate_prompt_tokens, 8);
+      assert.deepEqual(sent.extra, { nested: [1, 'two'] });
+      assert.equal(sent.encoding_format, 'float', 'the gateway still asks for floats and encodes base64 itself');
+      assert.deepEqual(sent.input, ['x']);
+    });
+
     test('an activated self-hosted embedding model resolves normally', async () => {
       const res = await post({ model: 'bge-small', input: 'x' }, { 'gateway-trace': 'true' });
       assert.equal(res.status, 200);

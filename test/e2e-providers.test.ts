@@ -107,6 +107,15 @@ for (const http of HTTP_KINDS) {
       assert.equal(gem.requests.at(-1)!.body.requests[0].content.parts[0].text, 'first text');
     });
 
+    test('gemini embeddings: a field Gemini cannot send is a 400 naming it, and nothing is sent; user is dropped', async () => {
+      const before = gem.requests.length;
+      await assert.rejects(client.embeddings.create({ model: 'gemini-embedding-001', input: 'x', truncate_prompt_tokens: 8 } as any),
+        (e: any) => e.status === 400 && e.code === 'invalid_request' && e.param === 'truncate_prompt_tokens' && /Gemini/.test(e.message));
+      assert.equal(gem.requests.length, before);
+      await client.embeddings.create({ model: 'gemini-embedding-001', input: 'x', user: 'u-1' });
+      assert.equal(gem.requests.length, before + 1);
+    });
+
     test('gemini embeddings: dimensions reaches outputDimensionality; a short batch fails whole', async () => {
       await client.embeddings.create({ model: 'text-embedding-004', input: ['a', 'b'], dimensions: 4 });
       assert.equal(gem.requests.at(-1)!.body.requests[0].outputDimensionality, 4);

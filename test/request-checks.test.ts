@@ -113,7 +113,8 @@ for (const [name, bodies, reader, schema, numRuns] of AGREEMENT) {
 }
 
 test('an embeddings body the check passes is read; one it refuses is a 400 naming the field', () => {
-  assert.deepEqual(parseEmbeddingsRequest({ model: 'm', input: ['a'], dimensions: 8, extra: 1 }), { model: 'm', input: ['a'], single: false, encoding_format: 'float', dimensions: 8 });
+  const sent = { model: 'm', input: ['a'], dimensions: 8, extra: 1 };
+  assert.deepEqual(parseEmbeddingsRequest(sent), { model: 'm', input: ['a'], single: false, encoding_format: 'float', dimensions: 8, raw: sent });
   assert.throws(() => parseEmbeddingsRequest({ model: 'm', input: 'a', dimensions: 0 }),
     (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'dimensions');
   assert.throws(() => parseEmbeddingsRequest({ model: 'm', input: 'a', encoding_format: 'FLOAT' }),

@@ -34,7 +34,7 @@ function readInput(input: unknown): { input: string[]; single: boolean } {
 export function parseEmbeddingsRequest(raw: Record<string, unknown>): EmbeddingsRequest {
   const d = embeddingsBodyReader.read(raw);
   if (d.model === 'auto') throw new GatewayError('invalid_request', '"auto" is not accepted for embeddings: name an embedding model.', { param: 'model' });
-  const req: EmbeddingsRequest = { model: d.model, ...readInput(d.input), encoding_format: d.encoding_format ?? 'float' };
+  const req: EmbeddingsRequest = { model: d.model, ...readInput(d.input), encoding_format: d.encoding_format ?? 'float', raw };
   if (d.dimensions !== undefined) req.dimensions = d.dimensions;
   if (d.user !== undefined) req.user = d.user;
   return req;

@@ -24,7 +24,7 @@ export const emptyList = (v: unknown): boolean => isNullish(v) || (Array.isArray
 export const zero = (v: unknown): boolean => isNullish(v) || v === 0;
 
 /** Throws the 400 for the first field of `raw` that `table` refuses or does not know. */
-export function checkFields(table: FieldTable, provider: string, raw: Record<string, unknown>): void {
+export function checkFields(table: FieldTable, provider: string, raw: Readonly<Record<string, unknown>>): void {
   for (const field of Object.keys(raw)) {
     const rule = table[field];
     if (rule === undefined) {

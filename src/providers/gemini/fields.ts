@@ -44,3 +44,17 @@ export const GEMINI_REQUEST_FIELDS: FieldTable = Object.freeze({
 export function checkFields(raw: Record<string, unknown>): void {
   check(GEMINI_REQUEST_FIELDS, 'Gemini', raw);
 }
+
+/** Every top-level field of an OpenAI embeddings request, and what the Gemini adapter does with it. */
+export const GEMINI_EMBEDDING_FIELDS: FieldTable = Object.freeze({
+  model: { disposition: 'translated', note: 'the Gemini model in the URL and in each request' },
+  input: { disposition: 'translated', note: 'content.parts, one request per input' },
+  encoding_format: { disposition: 'translated', note: 'the gateway asks for floats and encodes base64 itself' },
+  dimensions: { disposition: 'translated', note: 'outputDimensionality' },
+  user: { disposition: 'harmless', note: 'an end-user id for OpenAI\'s abuse monitoring' },
+});
+
+/** Throws the 400 for the first field of an embeddings body that the table does not know. */
+export function checkEmbeddingFields(raw: Readonly<Record<string, unknown>>): void {
+  check(GEMINI_EMBEDDING_FIELDS, 'Gemini', raw);
+}

@@ -5,7 +5,7 @@ import type { ChatRequest, EmbeddingsRequest, UpstreamRequest, UpstreamTarget } 
 import { GatewayError } from '../../errors.js';
 import { joinUrl, type UpstreamUrl } from '../url.js';
 import { toContents } from './contents.js';
-import { checkFields } from './fields.js';
+import { checkEmbeddingFields, checkFields } from './fields.js';
 import { generationConfig } from './generation-config.js';
 import { toolConfig, toolDeclarations } from './tools.js';
 
@@ -51,6 +51,7 @@ export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamR
  * fan-out. Gemini has no `user` field; it is dropped.
  */
 export function embeddingsRequest(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest {
+  if (req.raw) checkEmbeddingFields(req.raw);
   if (req.input.length > MAX_EMBED_BATCH) {
     throw new GatewayError('invalid_request', `Gemini embeds at most ${MAX_EMBED_BATCH} inputs per request.`, { param: 'input' });
   }

@@ -48,8 +48,16 @@ function splicedChatBody(target: UpstreamTarget, req: ChatRequest, text: string)
 }
 
 /** Always float from the upstream: the gateway encodes base64 itself so both encodings carry identical values. */
+/** The embeddings members the gateway reads and writes itself; the caller's others go as sent. */
+const EMBEDDINGS_OWN = new Set(['model', 'input', 'encoding_format', 'dimensions', 'user']);
+
 export function embeddingsRequest(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest {
-  const body: Record<string, unknown> = { model: target.model, input: req.input, encoding_format: 'float' };
+  const body: Record<string, unknown> = {};
+  for (const key in req.raw) if (!EMBEDDINGS_OWN.has(key)) body[key] = req.raw[key];
+  body.model = target.model;
+  // The input after DLP; floats always, base64 being encoded by the gateway.
+  body.input = req.input;
+  body.encoding_format = 'float';
   if (req.dimensions !== undefined) body.dimensions = req.dimensions;
   if (req.user !== undefined) body.user = req.user;
   return { url: joinUrl(target.baseUrl, 'embeddings'), method: 'POST', headers: headers(target), body: JSON.stringify(body) };
