@@ -67,6 +67,10 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(sent.extra, { nested: [1, 'two'] });
       assert.equal(sent.encoding_format, 'float', 'the gateway still asks for floats and encodes base64 itself');
       assert.deepEqual(sent.input, ['x']);
+      // A member named as an object's prototype is sent as one, not taken for the body's prototype.
+      const odd = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{"model":"text-embedding-3-small","input":"x","__proto__":{"polluted":1}}' });
+      assert.equal(odd.status, 200);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(mock.requests.at(-1)!.body, '__proto__')?.value, { polluted: 1 });
     });
 
     test('an activated self-hosted embedding model resolves normally', async () => {

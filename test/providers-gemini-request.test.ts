@@ -220,6 +220,9 @@ describe('gemini request: generation config and the field table', () => {
     for (const [field, value] of Object.entries(refusals)) refused(chat([user], { raw: { [field]: value } }), field, /Gemini/);
     for (const [field, rule] of Object.entries(GEMINI_REQUEST_FIELDS)) if (rule.disposition === 'refused') assert.ok(field in refusals, `${field} is tested`);
     refused(chat([user], { raw: { top_k: 40 } }), 'top_k', /Gemini/);
+    // Names an object's prototype has are fields like any other, not the table's rules.
+    refused(chat([user], { raw: JSON.parse('{"__proto__":{"a":1}}') }), '__proto__', /Gemini/);
+    refused(chat([user], { raw: { constructor: 'x', toString: 1 } }), 'constructor', /Gemini/);
     const harmless = { stream_options: { include_usage: true }, user: 'u', safety_identifier: 's', prompt_cache_key: 'k', store: true, metadata: { a: 'b' },
       prediction: { type: 'content', content: 'x' }, logprobs: false, top_logprobs: 0, logit_bias: {}, service_tier: 'auto', modalities: ['text'], verbosity: 'medium',
       audio: null, functions: [], web_search_options: null, prompt_cache_retention: 'in_memory' };

@@ -26,7 +26,8 @@ export const zero = (v: unknown): boolean => isNullish(v) || v === 0;
 /** Throws the 400 for the first field of `raw` that `table` refuses or does not know. */
 export function checkFields(table: FieldTable, provider: string, raw: Readonly<Record<string, unknown>>): void {
   for (const field of Object.keys(raw)) {
-    const rule = table[field];
+    // Own rules only: a body's "__proto__" or "constructor" would otherwise find the table's prototype's.
+    const rule = Object.hasOwn(table, field) ? table[field] : undefined;
     if (rule === undefined) {
       throw new GatewayError('invalid_request', `The field ${JSON.stringify(field)} is not supported for ${provider} models.`, { param: field });
     }

@@ -52,7 +52,8 @@ function splicedChatBody(target: UpstreamTarget, req: ChatRequest, text: string)
 const EMBEDDINGS_OWN = new Set(['model', 'input', 'encoding_format', 'dimensions', 'user']);
 
 export function embeddingsRequest(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest {
-  const body: Record<string, unknown> = {};
+  // No prototype: a caller's "__proto__" member is a member like any other, and goes as sent.
+  const body: Record<string, unknown> = Object.create(null);
   for (const key in req.raw) if (!EMBEDDINGS_OWN.has(key)) body[key] = req.raw[key];
   body.model = target.model;
   // The input after DLP; floats always, base64 being encoded by the gateway.
