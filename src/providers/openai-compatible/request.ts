@@ -47,16 +47,16 @@ function splicedChatBody(target: UpstreamTarget, req: ChatRequest, text: string)
   return withMembers(text, members);
 }
 
-/** Always float from the upstream: the gateway encodes base64 itself so both encodings carry identical values. */
 /** The embeddings members the gateway reads and writes itself; the caller's others go as sent. */
 const EMBEDDINGS_OWN = new Set(['model', 'input', 'encoding_format', 'dimensions', 'user']);
 
+/** Always float from the upstream: the gateway encodes base64 itself so both encodings carry identical values. */
 export function embeddingsRequest(target: UpstreamTarget, req: EmbeddingsRequest): UpstreamRequest {
   // No prototype: a caller's "__proto__" member is a member like any other, and goes as sent.
   const body: Record<string, unknown> = Object.create(null);
   for (const key in req.raw) if (!EMBEDDINGS_OWN.has(key)) body[key] = req.raw[key];
   body.model = target.model;
-  // The input after DLP; floats always, base64 being encoded by the gateway.
+  // The input after DLP.
   body.input = req.input;
   body.encoding_format = 'float';
   if (req.dimensions !== undefined) body.dimensions = req.dimensions;
