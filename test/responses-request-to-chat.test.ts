@@ -70,3 +70,11 @@ test('what cannot be honoured is a 400 naming the field', () => {
   assert.throws(() => parseResponsesRequest({ model: 'm', input: 3 }), refused('input'));
   assert.throws(() => parseResponsesRequest({ model: 'm', input: [{ content: 'no role' }] }), refused('input.0.type'));
 });
+
+test("a member named as an object's prototype is a field like any other, refused with a 400 naming it", () => {
+  // They found Object.prototype's members in the table of default values: "constructor" passed as a
+  // default and was dropped, "__proto__" threw a TypeError (a 500).
+  for (const [field, body] of [['constructor', { constructor: 'x' }], ['toString', { toString: 1 }], ['__proto__', JSON.parse('{"__proto__":{"a":1}}')]] as const) {
+    assert.throws(() => translate({ input: 'hi', ...body }), refused(field), field);
+  }
+});

@@ -17,14 +17,17 @@ export const HARMLESS_FIELDS: ReadonlySet<string> = new Set([
   'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'service_tier', 'stream_options',
 ]);
 
-/** Values that ask for what the translated path does anyway. */
-const DEFAULT_VALUES: Record<string, (v: unknown) => boolean> = {
-  truncation: (v) => v === 'disabled',
-  background: (v) => v === false,
+/**
+ * Values that ask for what the translated path does anyway. A map, not an
+ * object: a caller's "constructor" or "__proto__" would find Object.prototype's.
+ */
+const DEFAULT_VALUES: ReadonlyMap<string, (v: unknown) => boolean> = new Map([
+  ['truncation', (v: unknown) => v === 'disabled'],
+  ['background', (v: unknown) => v === false],
   // Nothing encrypted is ever produced, so asking for it is harmless.
-  include: (v) => Array.isArray(v) && v.every((x) => x === 'reasoning.encrypted_content'),
-  top_logprobs: (v) => v === 0,
-};
+  ['include', (v: unknown) => Array.isArray(v) && v.every((x) => x === 'reasoning.encrypted_content')],
+  ['top_logprobs', (v: unknown) => v === 0],
+]);
 
 const MAPPED = new Set(['temperature', 'top_p', 'max_output_tokens', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'reasoning', 'user']);
 
@@ -74,7 +77,7 @@ export function toChatRequest(req: ResponsesRequest, messages: ChatMessage[]): C
   for (const k of Object.keys(raw)) {
     const v = raw[k];
     if (v == null || HARMLESS_FIELDS.has(k) || MAPPED.has(k)) continue;
-    if (DEFAULT_VALUES[k]?.(v)) continue;
+    if (DEFAULT_VALUES.get(k)?.(v)) continue;
     refuse(k, `The field "${k}" has no chat equivalent.`);
   }
   const body: Json = { model: req.model, messages };
