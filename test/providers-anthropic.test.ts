@@ -7,6 +7,7 @@ import { GatewayError } from '../src/errors.js';
 import { anthropic } from '../src/providers/anthropic/index.js';
 import { DEFAULT_MAX_TOKENS, THINKING_BUDGET } from '../src/providers/anthropic/request.js';
 import { passHeaders } from '../src/providers/anthropic/headers.js';
+import { finishReason } from '../src/providers/anthropic/response.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { ANTHROPIC_MOCK_KEY, startAnthropicMock } from './mocks/anthropic-mock.js';
 import type { MockUpstream } from './mocks/mock-server.js';
@@ -244,4 +245,9 @@ it('rate-limit headers: combined token limits where the account reports them, in
   const inputOnly = headOf({ 'anthropic-ratelimit-input-tokens-limit': '40000', 'anthropic-ratelimit-input-tokens-reset': 'not a time' });
   assert.deepEqual(passHeaders(inputOnly, now), [['x-ratelimit-limit-tokens', '40000']]);
   assert.deepEqual(passHeaders(headOf({ 'content-type': 'application/json' }), now), []);
+});
+
+it('a stop reason named as an object\'s prototype member reads as a normal stop, as any unknown one', () => {
+  for (const reason of ['constructor', '__proto__', 'toString', 'pause_turn_v2']) assert.equal(finishReason(reason), 'stop', reason);
+  assert.equal(finishReason('max_tokens'), 'length');
 });

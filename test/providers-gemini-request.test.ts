@@ -125,6 +125,9 @@ describe('gemini request: schema conversion', () => {
     refuse(obj({ x: { oneOf: [{ type: 'string' }, { type: 'number' }] } }), `${path}.properties.x.oneOf`);
     refuse(obj({ x: {} }), `${path}.properties.x`);
     refuse(obj({ x: { $ref: 'https://example.com/s.json' } }), `${path}.properties.x.$ref`);
+    // Names an object's prototype has are unknown types, not the table's entries.
+    refuse(obj({ x: { type: 'constructor' } }), `${path}.properties.x.type`);
+    refuse(obj({ x: { type: '__proto__' } }), `${path}.properties.x.type`);
     // A tree refers to itself: recursion cannot be inlined.
     refuse({ type: 'object', $defs: { Node: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } }, properties: { root: { $ref: '#/$defs/Node' } } },
       `${path}.properties.root.$ref.properties.kids.items.$ref`);
@@ -169,6 +172,8 @@ describe('gemini request: messages', () => {
     const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{"a":1}' } };
     refused(chat([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'input_video', video: {} }] }]), 'messages.0.content.1.type', /Gemini/);
     refused(chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/picture' } }] }]), 'messages.0.content.0.image_url.url');
+    refused(chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.constructor' } }] }]), 'messages.0.content.0.image_url.url');
+    refused(chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.__proto__' } }] }]), 'messages.0.content.0.image_url.url');
     refused(chat([{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }]), 'messages.0.content.0.file');
     refused(chat([user, { role: 'assistant', content: null, tool_calls: [{ ...call, function: { name: 'f', arguments: '{oops' } }] }]), 'messages.1.tool_calls.0.function.arguments');
     refused(chat([user, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'other', content: 'x' }]), 'messages.2.tool_call_id');

@@ -8,6 +8,7 @@ import type { EmbeddingsRequest, StreamEvent, UpstreamRequest, UpstreamTarget } 
 import { GatewayError } from '../src/errors.js';
 import { gemini } from '../src/providers/gemini/index.js';
 import { midStreamText } from '../src/providers/gemini/stream.js';
+import { finishReason } from '../src/providers/gemini/candidates.js';
 
 import { expectOneVectorPerInput } from '../src/providers/embeddings-encoding.js';
 import { GEMINI_MOCK_DIMENSIONS, GEMINI_MOCK_KEY, mockVector, startGeminiMock, type GeminiMockUpstream } from './mocks/gemini-mock.js';
@@ -352,4 +353,9 @@ describe('gemini stream translator', () => {
     const image = gemini.streamTranslator().event(undefined, chunk([{ inlineData: { mimeType: 'image/png', data: 'AA==' } }]));
     assert.match((image.at(-1) as { message: string }).message, /inlineData/);
   });
+});
+
+it('a finish reason named as an object\'s prototype member reads as a normal stop, as any unknown one', () => {
+  for (const reason of ['constructor', '__proto__', 'toString', 'LANGUAGE']) assert.equal(finishReason(reason, false), 'stop', reason);
+  assert.equal(finishReason('MAX_TOKENS', false), 'length');
 });

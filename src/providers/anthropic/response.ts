@@ -18,7 +18,8 @@ const FINISH: Record<string, string> = {
 /** Anthropic stop_reason -> OpenAI finish_reason; the emulated structured-output tool finishes as a normal stop. */
 export function finishReason(stopReason: unknown, json = false): string {
   if (json && stopReason === 'tool_use') return 'stop';
-  return (typeof stopReason === 'string' && FINISH[stopReason]) || 'stop';
+  // Own entries only: a reason named "constructor" would find the object's prototype's (a function, not a string).
+  return (typeof stopReason === 'string' && Object.hasOwn(FINISH, stopReason) && FINISH[stopReason]) || 'stop';
 }
 
 export function chatResponse(body: unknown): ChatCompletion {

@@ -36,7 +36,8 @@ export function finishReason(reason: unknown, calledTools: boolean): string {
     throw new GatewayError('upstream_error', `Gemini ended the answer with ${reason}: it produced no usable function call. Retry the request.`);
   }
   if (reason === 'STOP' && calledTools) return 'tool_calls';
-  return (typeof reason === 'string' && FINISH[reason]) || 'stop';
+  // Own entries only: a reason named "constructor" would find the object's prototype's (a function, not a string).
+  return (typeof reason === 'string' && Object.hasOwn(FINISH, reason) && FINISH[reason]) || 'stop';
 }
 
 /**

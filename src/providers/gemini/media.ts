@@ -29,7 +29,8 @@ function fromUrl(url: unknown, at: string): Json {
   if (url.startsWith('data:')) return fromDataUrl(url, at);
   let ext = '';
   try { ext = new URL(url).pathname.split('.').pop()!.toLowerCase(); } catch { refuse(at, `${at} is not a valid URL.`); }
-  const mimeType = BY_EXTENSION[ext];
+  // Own entries only: an extension such as ".constructor" would find the object's prototype's.
+  const mimeType = Object.hasOwn(BY_EXTENSION, ext) ? BY_EXTENSION[ext] : undefined;
   if (!mimeType) refuse(at, `${at}: Gemini needs the media type of a linked file, and none can be told from its extension; send it as a data URL.`);
   return { fileData: { mimeType, fileUri: url } };
 }

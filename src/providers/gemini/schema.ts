@@ -74,7 +74,8 @@ class Converter {
           const real = types.filter((t) => t !== 'null');
           if (real.length !== types.length) nullable = true;
           if (real.length === 0) this.refuse(at, 'a schema that only allows null is not supported.');
-          const mapped = real.map((t, i) => (typeof t === 'string' && TYPES[t]) || this.refuse(Array.isArray(v) ? `${at}.${i}` : at, `unknown type ${JSON.stringify(t)}.`));
+          // Own entries only: a type named "constructor" would find the object's prototype's.
+          const mapped = real.map((t, i) => (typeof t === 'string' && Object.hasOwn(TYPES, t) && TYPES[t]) || this.refuse(Array.isArray(v) ? `${at}.${i}` : at, `unknown type ${JSON.stringify(t)}.`));
           if (mapped.length === 1) out.type = mapped[0];
           else out.anyOf = mapped.map((type) => ({ type }));
           break;
