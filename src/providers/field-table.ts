@@ -4,6 +4,7 @@
 // relies on, or refused with a 400 naming it. A field missing from a table (a
 // typo, or one OpenAI adds later) is refused too, until someone decides.
 import { GatewayError } from '../errors.js';
+import { ownEntry } from './json-shape.js';
 
 export type Disposition = 'translated' | 'harmless' | 'refused';
 
@@ -26,8 +27,7 @@ export const zero = (v: unknown): boolean => isNullish(v) || v === 0;
 /** Throws the 400 for the first field of `raw` that `table` refuses or does not know. */
 export function checkFields(table: FieldTable, provider: string, raw: Readonly<Record<string, unknown>>): void {
   for (const field of Object.keys(raw)) {
-    // Own rules only: a body's "__proto__" or "constructor" would otherwise find the table's prototype's.
-    const rule = Object.hasOwn(table, field) ? table[field] : undefined;
+    const rule = ownEntry(table, field);
     if (rule === undefined) {
       throw new GatewayError('invalid_request', `The field ${JSON.stringify(field)} is not supported for ${provider} models.`, { param: field });
     }

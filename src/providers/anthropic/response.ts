@@ -1,7 +1,7 @@
 // Anthropic Message object -> an OpenAI chat.completion.
 import type { AssistantMessage, ChatCompletion, ToolCall } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { isObj } from '../json-shape.js';
+import { isObj, ownEntry } from '../json-shape.js';
 import { JSON_TOOL } from './tools.js';
 import { openaiUsage, readUsage } from './usage.js';
 
@@ -18,8 +18,7 @@ const FINISH: Record<string, string> = {
 /** Anthropic stop_reason -> OpenAI finish_reason; the emulated structured-output tool finishes as a normal stop. */
 export function finishReason(stopReason: unknown, json = false): string {
   if (json && stopReason === 'tool_use') return 'stop';
-  // Own entries only: a reason named "constructor" would find the object's prototype's (a function, not a string).
-  return (typeof stopReason === 'string' && Object.hasOwn(FINISH, stopReason) && FINISH[stopReason]) || 'stop';
+  return (typeof stopReason === 'string' && ownEntry(FINISH, stopReason)) || 'stop';
 }
 
 export function chatResponse(body: unknown): ChatCompletion {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolCall } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { isObj } from '../json-shape.js';
+import { isObj, ownEntry } from '../json-shape.js';
 
 type Json = Record<string, any>;
 
@@ -36,8 +36,7 @@ export function finishReason(reason: unknown, calledTools: boolean): string {
     throw new GatewayError('upstream_error', `Gemini ended the answer with ${reason}: it produced no usable function call. Retry the request.`);
   }
   if (reason === 'STOP' && calledTools) return 'tool_calls';
-  // Own entries only: a reason named "constructor" would find the object's prototype's (a function, not a string).
-  return (typeof reason === 'string' && Object.hasOwn(FINISH, reason) && FINISH[reason]) || 'stop';
+  return (typeof reason === 'string' && ownEntry(FINISH, reason)) || 'stop';
 }
 
 /**

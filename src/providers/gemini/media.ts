@@ -3,7 +3,7 @@
 // URI, which needs a MIME type: it is read from the extension, or refused.
 import type { ContentPart } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { isObj } from '../json-shape.js';
+import { isObj, ownEntry } from '../json-shape.js';
 
 type Json = Record<string, any>;
 
@@ -29,8 +29,7 @@ function fromUrl(url: unknown, at: string): Json {
   if (url.startsWith('data:')) return fromDataUrl(url, at);
   let ext = '';
   try { ext = new URL(url).pathname.split('.').pop()!.toLowerCase(); } catch { refuse(at, `${at} is not a valid URL.`); }
-  // Own entries only: an extension such as ".constructor" would find the object's prototype's.
-  const mimeType = Object.hasOwn(BY_EXTENSION, ext) ? BY_EXTENSION[ext] : undefined;
+  const mimeType = ownEntry(BY_EXTENSION, ext);
   if (!mimeType) refuse(at, `${at}: Gemini needs the media type of a linked file, and none can be told from its extension; send it as a data URL.`);
   return { fileData: { mimeType, fileUri: url } };
 }

@@ -8,7 +8,7 @@
 // undeclared properties), or refused with a 400 naming its exact path: a
 // constraint the caller wrote must not disappear on the way.
 import { GatewayError } from '../../errors.js';
-import { isObj } from '../json-shape.js';
+import { isObj, ownEntry } from '../json-shape.js';
 
 type Json = Record<string, any>;
 
@@ -74,8 +74,7 @@ class Converter {
           const real = types.filter((t) => t !== 'null');
           if (real.length !== types.length) nullable = true;
           if (real.length === 0) this.refuse(at, 'a schema that only allows null is not supported.');
-          // Own entries only: a type named "constructor" would find the object's prototype's.
-          const mapped = real.map((t, i) => (typeof t === 'string' && Object.hasOwn(TYPES, t) && TYPES[t]) || this.refuse(Array.isArray(v) ? `${at}.${i}` : at, `unknown type ${JSON.stringify(t)}.`));
+          const mapped = real.map((t, i) => (typeof t === 'string' && ownEntry(TYPES, t)) || this.refuse(Array.isArray(v) ? `${at}.${i}` : at, `unknown type ${JSON.stringify(t)}.`));
           if (mapped.length === 1) out.type = mapped[0];
           else out.anyOf = mapped.map((type) => ({ type }));
           break;
