@@ -82,7 +82,8 @@ function mutate(base: Record<string, unknown>, paths: string[][]): fc.Arbitrary<
     }
     const last = path.at(-1)!;
     if (drop) delete node[last];
-    else node[last] = value;
+    // A member of its own, as JSON.parse makes it: an assignment to "__proto__" would set the prototype.
+    else Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
     return copy;
   });
 }
@@ -94,12 +95,16 @@ const chatBase = fc.record({
 });
 const CHAT_PATHS = [['model'], ['messages'], ['messages', '0'], ['messages', '1'], ['messages', '1', 'role'], ['messages', '1', 'content'], ['messages', '1', 'content', '0'],
   ['messages', '1', 'name'], ['stream'], ['stream_options'], ['stream_options', 'include_usage'], ['max_tokens'], ['max_completion_tokens'], ['temperature'], ['top_p'],
-  ['n'], ['stop'], ['tools'], ['tool_choice'], ['response_format'], ['response_format', 'type'], ['user'], ['seed'], ['logit_bias'], ['metadata'], ['gateway']];
-const EMBED_PATHS = [['model'], ['input'], ['input', '0'], ['encoding_format'], ['dimensions'], ['user']];
+  ['n'], ['stop'], ['tools'], ['tool_choice'], ['response_format'], ['response_format', 'type'], ['user'], ['seed'], ['logit_bias'], ['metadata'], ['gateway'],
+  ['messages', '1', '__proto__'], ['constructor'], ['__proto__']];
+/** Members named as an object's prototype has them: tables indexed by a caller's names have found Object.prototype's. */
+const PROTOTYPE_NAMES = [['__proto__'], ['constructor'], ['toString'], ['hasOwnProperty']];
+const EMBED_PATHS = [['model'], ['input'], ['input', '0'], ['encoding_format'], ['dimensions'], ['user'], ...PROTOTYPE_NAMES];
 const ROUTE_PATHS = [['name'], ['priority'], ['enabled'], ['match'], ['match', 'requested_model'], ['match', 'model'], ['action_kind'], ['action'], ['action', 'provider'], ['action', 'model'], ['id'], ['created_at']];
 const KEY_PATHS = [['name'], ['role'], ['organization_id'], ['limits'], ['limits', 'rpm'], ['limits', 'tpm'], ['limits', 'budget_usd'], ['limits', 'budget_usd', 'amount'], ['limits', 'budget_usd', 'period']];
 const RESPONSES_PATHS = [['model'], ['input'], ['input', '0'], ['input', '0', 'type'], ['input', '0', 'content'], ['input', '0', 'content', '0'], ['input', '0', 'role'], ['instructions'], ['stream'],
-  ['tools'], ['tool_choice'], ['text'], ['text', 'format'], ['max_output_tokens'], ['temperature'], ['reasoning'], ['store'], ['previous_response_id'], ['metadata'], ['include'], ['truncation']];
+  ['tools'], ['tool_choice'], ['text'], ['text', 'format'], ['max_output_tokens'], ['temperature'], ['reasoning'], ['store'], ['previous_response_id'], ['metadata'], ['include'], ['truncation'],
+  ...PROTOTYPE_NAMES];
 
 const chatBody = chatBase.chain((b) => fc.oneof(fc.constant(b as Record<string, unknown>), mutate(b, CHAT_PATHS), mutate(b, CHAT_PATHS).chain((m) => mutate(m, CHAT_PATHS))));
 const embedBody = fc.record({ model: fc.constantFrom('mock-embed', 'up-model', 'auto'), input: fc.oneof(fc.constant('hi'), fc.constant(['a', 'b'])) })
