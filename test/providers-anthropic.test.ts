@@ -137,6 +137,9 @@ describe('anthropic adapter', () => {
     refused(chat([user], { raw: { presence_penalty: 0.5 } }), 'presence_penalty');
     refused(chat([user], { raw: { logprobs: true } }), 'logprobs');
     refused(chat([user], { raw: { a_field_from_the_future: 1 } }), 'a_field_from_the_future');
+    // Names an object's prototype has are unknown efforts, not the budget table's entries.
+    refused(chat([user], { raw: { reasoning_effort: 'constructor' } }), 'reasoning_effort');
+    refused(chat([user], { raw: { reasoning_effort: 'toString' } }), 'reasoning_effort');
     refused(chat([user], { raw: { tools: [{ type: 'web_search' }] } }), 'tools.0.type');
     refused(chat([user], { raw: { tools: [{ type: 'function', function: { name: 'f', examples: [] } }] } }), 'tools.0.function.examples');
     refused(chat([user], { raw: { tools, response_format: { type: 'json_object' } } }), 'response_format');

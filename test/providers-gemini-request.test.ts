@@ -200,6 +200,8 @@ describe('gemini request: generation config and the field table', () => {
     assert.deepEqual(g({ raw: { reasoning_effort: 'high' } }), { thinkingConfig: { thinkingBudget: 24576, includeThoughts: true } });
     assert.deepEqual(g({ raw: { reasoning_effort: 'none' } }), { thinkingConfig: { thinkingBudget: 0 } });
     refused(chat([user], { raw: { reasoning_effort: 'extreme' } }), 'reasoning_effort');
+    refused(chat([user], { raw: { reasoning_effort: 'constructor' } }), 'reasoning_effort');
+    refused(chat([user], { raw: { reasoning_effort: '__proto__' } }), 'reasoning_effort');
     refused(chat([user], { raw: { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { m: { type: 'object', additionalProperties: { type: 'number' } } } } } } } }),
       'response_format.json_schema.schema.properties.m.additionalProperties');
     refused(chat([user], { raw: { response_format: { type: 'grammar' } } }), 'response_format.type');

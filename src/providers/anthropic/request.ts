@@ -1,6 +1,7 @@
 // OpenAI chat body -> Anthropic Messages API body (POST {base_url}/messages).
 import type { ChatRequest, UpstreamRequest, UpstreamTarget } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { ownEntry } from '../json-shape.js';
 import { joinUrl } from '../url.js';
 import { checkFields } from './fields.js';
 import { translateMessages } from './messages.js';
@@ -29,7 +30,7 @@ const refuse = (param: string, message: string): never => {
 function thinkingAndMax(raw: Record<string, unknown>, requested: number | undefined): { thinking?: Record<string, unknown>; max: number } {
   const effort = raw.reasoning_effort;
   if (effort === undefined || effort === null || effort === 'none') return { max: requested ?? DEFAULT_MAX_TOKENS };
-  const budget = typeof effort === 'string' ? THINKING_BUDGET[effort] : undefined;
+  const budget = typeof effort === 'string' ? ownEntry(THINKING_BUDGET, effort) : undefined;
   if (budget === undefined) return refuse('reasoning_effort', 'reasoning_effort must be minimal, low, medium or high for Anthropic models.');
   if (requested !== undefined && requested <= budget) {
     const param = raw.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';

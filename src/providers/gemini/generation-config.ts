@@ -1,7 +1,7 @@
 // OpenAI sampling, length, format and reasoning fields -> Gemini `generationConfig`.
 import type { ChatRequest } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { isObj } from '../json-shape.js';
+import { isObj, ownEntry } from '../json-shape.js';
 import { toGeminiSchema } from './schema.js';
 
 type Json = Record<string, any>;
@@ -55,7 +55,7 @@ export function generationConfig(req: ChatRequest): Json | undefined {
   responseFormat(config, raw.response_format);
   const effort = raw.reasoning_effort;
   if (effort != null) {
-    const budget = typeof effort === 'string' ? THINKING_BUDGET[effort] : undefined;
+    const budget = typeof effort === 'string' ? ownEntry(THINKING_BUDGET, effort) : undefined;
     if (budget === undefined) {
       throw new GatewayError('invalid_request', `reasoning_effort ${JSON.stringify(effort)} is not one of ${Object.keys(THINKING_BUDGET).join(', ')}.`, { param: 'reasoning_effort' });
     }
