@@ -250,6 +250,14 @@ export type EmbeddingVector = number[] | string | Buffer;
 export interface EmbeddingsResult {
   vectors: EmbeddingVector[];
   usage: { prompt_tokens: number; total_tokens: number };
+  /**
+   * What else an OpenAI-shaped answer held, as the upstream sent it: its
+   * top-level members besides `object`, `data`, `model` and `usage`, and the
+   * members of its `usage` (details the gateway does not read). They go back
+   * to the caller; a translated answer (Gemini) has none.
+   */
+  extra?: Record<string, unknown>;
+  usageExtra?: Record<string, unknown>;
 }
 
 /** A wire protocol. One folder per protocol under src/providers/. */

@@ -73,6 +73,25 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(Object.getOwnPropertyDescriptor(mock.requests.at(-1)!.body, '__proto__')?.value, { polluted: 1 });
     });
 
+    test('members of the upstream answer the gateway does not write go back as sent, usage details too', async () => {
+      mock.replay = { json: {
+        id: 'emb-123', object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5, -0.25] }], model: 'text-embedding-3-small-2024',
+        usage: { prompt_tokens: 3, total_tokens: 3, prompt_tokens_details: { cached_tokens: 1 } }, service_tier: 'default',
+      } };
+      try {
+        for (const encoding_format of ['float', 'base64']) {
+          const body: any = await (await post({ model: 'text-embedding-3-small', input: 'x', encoding_format })).json();
+          assert.equal(body.id, 'emb-123');
+          assert.equal(body.service_tier, 'default');
+          assert.deepEqual(body.usage, { prompt_tokens: 3, total_tokens: 3, prompt_tokens_details: { cached_tokens: 1 } });
+          assert.equal(body.model, 'text-embedding-3-small', 'the model is the gateway\'s catalogue entry');
+          assert.equal(body.object, 'list');
+        }
+      } finally {
+        mock.replay = undefined;
+      }
+    });
+
     test('an activated self-hosted embedding model resolves normally', async () => {
       const res = await post({ model: 'bge-small', input: 'x' }, { 'gateway-trace': 'true' });
       assert.equal(res.status, 200);

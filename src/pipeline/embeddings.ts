@@ -53,9 +53,11 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   ctx.trace.total_tokens = prompt;
   ctx.trace.cost_usd = costUsd(entry.pricing, prompt, 0);
   ctx.trace.status_code = 200;
+  // The upstream's other members and usage details go back as it sent them; model, the counts and the gateway block are ours.
   const rest = JSON.stringify({
+    ...result.extra,
     model: entry.id,
-    usage: { prompt_tokens: prompt, total_tokens: prompt },
+    usage: { ...result.usageExtra, prompt_tokens: prompt, total_tokens: prompt },
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
   const body = embeddingsBody(result.vectors, emb.encoding_format, `,${rest.slice(1)}`);

@@ -77,5 +77,14 @@ function result(body: Record<string, unknown>, vector: (item: Record<string, unk
     return vector(it);
   });
   const usage = readUsage(body.usage);
-  return { vectors, usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens || usage.prompt_tokens } };
+  const out: EmbeddingsResult = { vectors, usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens || usage.prompt_tokens } };
+  // Null prototypes: an upstream's "__proto__" member is a member like any other.
+  for (const key of Object.keys(body)) {
+    if (!ANSWER_OWN.has(key)) (out.extra ??= Object.create(null) as Record<string, unknown>)[key] = body[key];
+  }
+  if (isObj(body.usage)) out.usageExtra = Object.assign(Object.create(null) as Record<string, unknown>, body.usage);
+  return out;
 }
+
+/** The answer's members the gateway writes itself. */
+const ANSWER_OWN = new Set(['object', 'data', 'model', 'usage']);
