@@ -251,10 +251,11 @@ export interface EmbeddingsResult {
   vectors: EmbeddingVector[];
   usage: { prompt_tokens: number; total_tokens: number };
   /**
-   * What else an OpenAI-shaped answer held, as the upstream sent it: its
-   * top-level members besides `object`, `data`, `model` and `usage`, and the
-   * members of its `usage` (details the gateway does not read). They go back
-   * to the caller; a translated answer (Gemini) has none.
+   * What else an OpenAI-shaped answer held, as the upstream sent it, to go
+   * back to the caller: `extra`, its top-level members besides `object`,
+   * `data`, `model` and `usage`; `usageExtra`, its whole `usage` object, whose
+   * two counts the gateway then writes over with its own. A translated answer
+   * (Gemini) has neither.
    */
   extra?: Record<string, unknown>;
   usageExtra?: Record<string, unknown>;

@@ -69,6 +69,9 @@ export function embeddingsResponse(body: unknown): EmbeddingsResult {
   });
 }
 
+/** The answer's members the gateway writes itself. */
+const ANSWER_OWN = new Set(['object', 'data', 'model', 'usage']);
+
 function result(body: Record<string, unknown>, vector: (item: Record<string, unknown>) => EmbeddingVector): EmbeddingsResult {
   // OpenAI documents `index` on each item; order by it rather than trusting array order.
   const items = [...(body.data as unknown[])].sort((a, b) => (Number(isObj(a) && a.index) || 0) - (Number(isObj(b) && b.index) || 0));
@@ -86,5 +89,3 @@ function result(body: Record<string, unknown>, vector: (item: Record<string, unk
   return out;
 }
 
-/** The answer's members the gateway writes itself. */
-const ANSWER_OWN = new Set(['object', 'data', 'model', 'usage']);
