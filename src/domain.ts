@@ -259,6 +259,12 @@ export interface EmbeddingsResult {
    */
   extra?: Record<string, unknown>;
   usageExtra?: Record<string, unknown>;
+  /**
+   * Per vector, in the same order, the item's members besides `object`,
+   * `index` and `embedding`, as sent; undefined where an item had none, and
+   * absent where no item had any.
+   */
+  itemExtra?: (Record<string, unknown> | undefined)[];
 }
 
 /** A wire protocol. One folder per protocol under src/providers/. */

@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { decodeBase64 } from '../src/providers/embeddings-encoding.js';
 
 after(stopTestPostgres);
 
@@ -87,6 +88,34 @@ for (const http of HTTP_KINDS) {
           assert.equal(body.model, 'text-embedding-3-small', 'the model is the gateway\'s catalogue entry');
           assert.equal(body.object, 'list');
         }
+      } finally {
+        mock.replay = undefined;
+      }
+    });
+
+    test('an item\'s members the gateway does not write go back with that item, in input order', async () => {
+      const odd = Object.defineProperty({ object: 'embedding', index: 1, embedding: [0.25] }, '__proto__', { value: { k: 'ü' }, enumerable: true });
+      mock.replay = { json: {
+        object: 'list', model: 'm',
+        data: [odd, { object: 'embedding', index: 0, embedding: [0.5, -0.25], score: 0.75, tokens: ['π', 2] }],
+        usage: { prompt_tokens: 3, total_tokens: 3 },
+      } };
+      try {
+        for (const encoding_format of ['float', 'base64'] as const) {
+          const res = await post({ model: 'text-embedding-3-small', input: ['a', 'b'], encoding_format });
+          assert.equal(res.status, 200);
+          const body: any = JSON.parse(await res.text());
+          const [first, second] = body.data;
+          assert.deepEqual(Object.keys(first), ['object', 'index', 'score', 'tokens', 'embedding']);
+          assert.deepEqual([first.index, first.score, first.tokens], [0, 0.75, ['π', 2]]);
+          assert.deepEqual(Object.getOwnPropertyDescriptor(second, '__proto__')?.value, { k: 'ü' }, 'a "__proto__" item member is only a member');
+          assert.equal(second.index, 1);
+          assert.deepEqual(encoding_format === 'float' ? first.embedding : Array.from(decodeBase64(first.embedding)), [0.5, -0.25]);
+        }
+        // Items without other members are written as before.
+        mock.replay = { json: { object: 'list', model: 'm', data: [{ object: 'embedding', index: 0, embedding: [1] }], usage: { prompt_tokens: 1, total_tokens: 1 } } };
+        const plain: any = await (await post({ model: 'text-embedding-3-small', input: 'a', encoding_format: 'float' })).json();
+        assert.deepEqual(plain.data, [{ object: 'embedding', index: 0, embedding: [1] }]);
       } finally {
         mock.replay = undefined;
       }

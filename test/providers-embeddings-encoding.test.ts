@@ -62,6 +62,15 @@ describe('embeddings encoding', () => {
     // base64 decodes the vectors, whichever form they came in.
     assert.equal(embeddingsBody(texts.map((t) => Buffer.from(t)), 'base64', tail), embeddingsBody(texts, 'base64', tail));
     assert.equal(embeddingsBody([], 'float', tail), `{"object":"list","data":[]${tail}`);
+    // An item's other members, non-ASCII ones included, read the same in both forms.
+    const extra = [{ label: 'ü' }, undefined, { n: 1, m: [true] }];
+    const extraText = embeddingsBody(texts, 'float', tail, extra) as string;
+    assert.equal((embeddingsBody(texts.map((t) => Buffer.from(t)), 'float', tail, extra) as Buffer).toString(), extraText);
+    assert.deepEqual((JSON.parse(extraText) as { data: unknown[] }).data, [
+      { object: 'embedding', index: 0, label: 'ü', embedding: [1, 2] },
+      { object: 'embedding', index: 1, embedding: [0.5] },
+      { object: 'embedding', index: 2, n: 1, m: [true], embedding: [-0.25, 0] },
+    ]);
   });
 
   it('fails a batch without one vector per input', () => {

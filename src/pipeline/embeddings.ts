@@ -53,14 +53,14 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   ctx.trace.total_tokens = prompt;
   ctx.trace.cost_usd = costUsd(entry.pricing, prompt, 0);
   ctx.trace.status_code = 200;
-  // The upstream's other members and usage details go back as it sent them; model, the counts and the gateway block are ours.
+  // The upstream's other members, its items' and its usage details go back as it sent them; model, the counts and the gateway block are ours.
   const rest = JSON.stringify({
     ...result.extra,
     model: entry.id,
     usage: { ...result.usageExtra, prompt_tokens: prompt, total_tokens: prompt },
     ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
   });
-  const body = embeddingsBody(result.vectors, emb.encoding_format, `,${rest.slice(1)}`);
+  const body = embeddingsBody(result.vectors, emb.encoding_format, `,${rest.slice(1)}`, result.itemExtra);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };
   sendJson(res, 200, body, ctx.requestId, headers);
 }

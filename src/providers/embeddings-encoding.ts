@@ -40,22 +40,29 @@ function vectorJson(v: EmbeddingVector): string {
   return Buffer.isBuffer(v) ? v.toString('latin1') : JSON.stringify(v);
 }
 
-/** An item's text up to its vector. */
-const itemHead = (index: number) => `${index ? ',' : ''}{"object":"embedding","index":${index},"embedding":`;
+/** Per vector, the item's other members as the upstream sent them (EmbeddingsResult.itemExtra). */
+export type ItemExtra = readonly (Record<string, unknown> | undefined)[] | undefined;
+
+/** An item's text up to its vector: the upstream's other members of the item go before it. */
+function itemHead(index: number, extra: ItemExtra): string {
+  const more = extra?.[index];
+  const members = more === undefined ? '' : `${JSON.stringify(more).slice(1, -1)},`;
+  return `${index ? ',' : ''}{"object":"embedding","index":${index},${members}"embedding":`;
+}
 
 /**
  * The OpenAI `data` array as JSON text, in input order, in the encoding the
  * caller asked for. Written out by hand because a vector the upstream sent as
  * text (EmbeddingVector) goes in as that text, with no parse and re-print.
  */
-export function embeddingDataJson(vectors: readonly EmbeddingVector[], format: 'float' | 'base64'): string {
+export function embeddingDataJson(vectors: readonly EmbeddingVector[], format: 'float' | 'base64', extra?: ItemExtra): string {
   let out = '[';
   for (let index = 0; index < vectors.length; index++) {
     const v = vectors[index]!;
     const embedding = format === 'base64'
       ? `"${encodeBase64(Array.isArray(v) ? v : JSON.parse(vectorJson(v)) as number[])}"`
       : vectorJson(v);
-    out += `${itemHead(index)}${embedding}}`;
+    out += `${itemHead(index, extra)}${embedding}}`;
   }
   return `${out}]`;
 }
@@ -69,12 +76,12 @@ const CLOSE_ITEM = Buffer.from('}');
  * body: a string of 250 KB (100 × 256 floats) cost about four times as much
  * to build and encode again on the way out.
  */
-export function embeddingsBody(vectors: readonly EmbeddingVector[], format: 'float' | 'base64', tail: string): string | Buffer {
+export function embeddingsBody(vectors: readonly EmbeddingVector[], format: 'float' | 'base64', tail: string, extra?: ItemExtra): string | Buffer {
   if (format !== 'float' || vectors.length === 0 || !vectors.every((v) => Buffer.isBuffer(v))) {
-    return `{"object":"list","data":${embeddingDataJson(vectors, format)}${tail}`;
+    return `{"object":"list","data":${embeddingDataJson(vectors, format, extra)}${tail}`;
   }
   const parts: Buffer[] = [Buffer.from('{"object":"list","data":[')];
-  for (let index = 0; index < vectors.length; index++) parts.push(Buffer.from(itemHead(index), 'latin1'), vectors[index] as Buffer, CLOSE_ITEM);
+  for (let index = 0; index < vectors.length; index++) parts.push(Buffer.from(itemHead(index, extra)), vectors[index] as Buffer, CLOSE_ITEM);
   parts.push(Buffer.from(`]${tail}`));
   return Buffer.concat(parts);
 }

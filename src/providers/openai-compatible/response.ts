@@ -71,6 +71,17 @@ export function embeddingsResponse(body: unknown): EmbeddingsResult {
 
 /** The answer's members the gateway writes itself. */
 const ANSWER_OWN = new Set(['object', 'data', 'model', 'usage']);
+/** An item's members the gateway writes itself. */
+const ITEM_OWN = new Set(['object', 'index', 'embedding']);
+
+/** `from`'s members not in `own`, in a null-prototype object (an upstream's "__proto__" member is a member like any other); undefined if none. */
+function othersThan(own: ReadonlySet<string>, from: Record<string, unknown>): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(from)) {
+    if (!own.has(key)) (out ??= Object.create(null) as Record<string, unknown>)[key] = from[key];
+  }
+  return out;
+}
 
 function result(body: Record<string, unknown>, vector: (item: Record<string, unknown>) => EmbeddingVector): EmbeddingsResult {
   // OpenAI documents `index` on each item; order by it rather than trusting array order.
@@ -81,10 +92,10 @@ function result(body: Record<string, unknown>, vector: (item: Record<string, unk
   });
   const usage = readUsage(body.usage);
   const out: EmbeddingsResult = { vectors, usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens || usage.prompt_tokens } };
-  // Null prototypes: an upstream's "__proto__" member is a member like any other.
-  for (const key of Object.keys(body)) {
-    if (!ANSWER_OWN.has(key)) (out.extra ??= Object.create(null) as Record<string, unknown>)[key] = body[key];
-  }
+  const extra = othersThan(ANSWER_OWN, body);
+  if (extra) out.extra = extra;
+  const itemExtra = items.map((it) => othersThan(ITEM_OWN, it as Record<string, unknown>));
+  if (itemExtra.some((e) => e !== undefined)) out.itemExtra = itemExtra;
   if (isObj(body.usage)) out.usageExtra = Object.assign(Object.create(null) as Record<string, unknown>, body.usage);
   return out;
 }
