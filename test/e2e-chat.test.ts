@@ -73,6 +73,25 @@ for (const http of HTTP_KINDS) {
       } finally { mock.replay = undefined; }
     });
 
+    test('stream: a chunk without an id keeps its own members once, under the gateway\'s id and model', async () => {
+      // Some OpenAI-compatible servers leave the id out of a chunk (here its usage chunk).
+      const usage = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 };
+      mock.replay = { sse: [
+        { data: { id: 'up-1', object: 'chat.completion.chunk', created: 5, model: 'up-model-2024', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] } },
+        { data: { object: 'chat.completion.chunk', created: 5, model: 'up-model-2024', choices: [], usage, extra: 1 } },
+        { data: '[DONE]' },
+      ] };
+      try {
+        const res = await post({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+        const rid = res.headers.get('x-request-id')!;
+        const lines = (await readSse(res)).filter((e) => e !== 'data: [DONE]').map((e) => e.slice('data: '.length));
+        const last = lines.at(-1)!;
+        // A repeated key would be lost to JSON.parse's last-wins: count them in the text.
+        for (const key of ['"id"', '"object"', '"created"', '"model"']) assert.equal(last.split(`${key}:`).length - 1, 1, `${key} once in ${last}`);
+        assert.deepEqual(JSON.parse(last), { id: `chatcmpl_${rid.slice(4)}`, object: 'chat.completion.chunk', created: 5, model: 'up-model', choices: [], usage, extra: 1 });
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: deltas arrive in order and the final chunk carries usage', async () => {
       const stream = await client.chat.completions.create({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
       let text = '';

@@ -83,6 +83,16 @@ export class ChunkWriter {
     if (typeof chunk.id === 'string') {
       return JSON.stringify({ ...chunk, id: this.idValue, model: this.modelValue });
     }
+    // A chunk that names its own object, created or model but no id (some servers omit it) keeps
+    // those values but not twice: the head's keys written again after it would leave duplicate
+    // keys, and a reader's last-wins would take the upstream's model over the gateway's.
+    if ('object' in chunk || 'created' in chunk || 'model' in chunk) {
+      // The head's keys first, in their places; the chunk's own values for object and created.
+      const out = { id: this.idValue, object: 'chat.completion.chunk', created: this.created, model: this.modelValue, ...chunk };
+      out.id = this.idValue;
+      out.model = this.modelValue;
+      return JSON.stringify(out);
+    }
     const body = JSON.stringify(chunk);
     return body === '{}' ? `${this.head}}` : `${this.head},${body.slice(1)}`;
   }
