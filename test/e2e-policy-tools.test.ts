@@ -230,6 +230,28 @@ for (const http of HTTP_KINDS) {
       assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
     });
 
+    test('chunked moderation releases what it held when a stream ends with [DONE] and no finish reason', async () => {
+      const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
+      const answer = 'Paris is the capital of France, and it sits on the Seine.';
+      mock.replay = { sse: [chunk({ role: 'assistant', content: answer.slice(0, 20) }), chunk({ content: answer.slice(20) }), { data: '[DONE]' }] };
+      const ok = await chat('chunked', { messages: user, stream: true });
+      assert.equal(ok.status, 200);
+      let text = '';
+      for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) text += ch.delta?.content ?? '';
+      assert.equal(text, answer, 'the windows\' held-back tail is sent at the end');
+      // The tail the windows held is still checked before it goes: a match in it blocks.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: 'Here is a long and perfectly harmless answer. ' }), chunk({ content: 'Then: make a bomb' }), { data: '[DONE]' }] };
+      const res = await chat('chunked', { messages: user, stream: true });
+      const body = await res.text();
+      assert.match(body, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!body.includes('bomb'), 'no fragment of the match was sent');
+      // Nothing cleared before the end: the block is still a JSON error.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: 'make a bomb' }), { data: '[DONE]' }] };
+      const early = await chat('chunked', { messages: user, stream: true });
+      assert.equal(early.status, 422);
+      assert.equal(((await early.json()) as any).error.code, 'content_blocked');
+    });
+
     test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {
       const n = mock.requests.length;
       const res = await chat('chunked', { messages: user, stream: true, logprobs: true });

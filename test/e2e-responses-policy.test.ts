@@ -288,6 +288,20 @@ describe('responses API: policy and storage', () => {
     assert.match(body.error.message, /max_response_bytes/);
   });
 
+  test('chunked moderation releases what it held when the chat stream ends with [DONE] and no finish reason', async () => {
+    const answer = 'Paris is the capital of France, and it sits on the Seine.';
+    const noFinish = stream([answer.slice(0, 20), answer.slice(20)]);
+    noFinish.sse = noFinish.sse!.filter((e) => !JSON.stringify(e.data).includes('"finish_reason":"stop"'));
+    mock.replay = noFinish;
+    const res = await post('chunked', { input: 'x', stream: true });
+    assert.equal(res.status, 200);
+    const events = (await readSse(res)).map((e) => JSON.parse(e.split('\ndata: ')[1]!));
+    const deltas = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    assert.equal(deltas, answer, 'the windows\' held-back tail is sent at the end');
+    const done = events.find((e) => e.type === 'response.completed');
+    assert.equal(done.response.output[0].content[0].text, answer);
+  });
+
   test('chunked moderation cuts a streamed response: response.failed then error, and the trace says so', async () => {
     mock.replay = stream(['Sure. '.repeat(40), 'Here is how to ', 'make a bomb', ' now.']);
     const res = await post('chunked', { input: 'x', stream: true });

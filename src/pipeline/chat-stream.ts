@@ -136,6 +136,11 @@ class ChatRelay implements BatchSink {
   private finish(): void {
     const { ctx, out, writer, acc } = this;
     if (this.res.aborted) return out.clientLeft();
+    if (this.moderator) {
+      const rest = this.moderator.end();
+      if (rest.blocked) return void this.block(rest.category);
+      if (rest.chunk) out.add(writer.line(rest.chunk, undefined), disclosedBytes(rest.chunk));
+    }
     const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);
     recordUsage(ctx, this.route, usage);
     ctx.trace.status_code = 200;

@@ -125,6 +125,27 @@ export class ChunkedOutput {
     return out ?? d;
   }
 
+  /**
+   * The stream ended: what every window still holds, released into one chunk
+   * (undefined if nothing was held). A choice's windows are released at its
+   * finish reason, and a stream that ends without one (an OpenAI-compatible
+   * server may end with [DONE] alone) would otherwise never send the rest.
+   */
+  end(): ChunkModeration {
+    const choices: ChunkChoice[] = [];
+    try {
+      for (const index of [...this.windows.keys()]) {
+        const none: Delta = {};
+        const delta = this.finishChoice(index, none, none);
+        if (delta !== none) choices.push({ index, delta, finish_reason: null });
+      }
+    } catch (err) {
+      if (err instanceof Blocked) return { blocked: true, category: err.category };
+      throw err;
+    }
+    return { blocked: false, chunk: choices.length ? { choices } : undefined, changed: true };
+  }
+
   /** At a choice's finish reason: its windows release what they held, into this chunk. */
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
     const byChannel = this.windows.get(index);

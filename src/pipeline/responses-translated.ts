@@ -106,6 +106,13 @@ class TranslatedRelay implements BatchSink {
     return STOP;
   }
 
+  /** No output yet, sent or pending: the stream has not begun, so a block is still a JSON error. */
+  private block(category: string): typeof STOP {
+    const message = `The output was blocked by moderation (${category}).`;
+    if (!this.res.started && !this.out.hasOutput) throw new GatewayError('content_blocked', message);
+    return this.fail('content_blocked', message);
+  }
+
   batch(events: StreamEvent[], last: boolean): SinkResult {
     const { res, out, p, moderator } = this;
     for (const ev of events) {
@@ -118,11 +125,7 @@ class TranslatedRelay implements BatchSink {
       let chunk = ev.chunk;
       if (moderator) {
         const cleared = moderator.push(chunk);
-        if (cleared.blocked) {
-          const message = `The output was blocked by moderation (${cleared.category}).`;
-          if (!res.started && !out.hasOutput) throw new GatewayError('content_blocked', message);
-          return this.fail('content_blocked', message);
-        }
+        if (cleared.blocked) return this.block(cleared.category);
         if (!cleared.chunk) continue;
         chunk = cleared.chunk;
       }
@@ -142,6 +145,11 @@ class TranslatedRelay implements BatchSink {
   private async finish(): Promise<void> {
     const { svc, ctx, p, out, writer, sent, promptTokens } = this;
     if (this.res.aborted) return out.clientLeft();
+    if (this.moderator) {
+      const rest = this.moderator.end();
+      if (rest.blocked) return void this.block(rest.category);
+      if (rest.chunk) out.add(writer.chunk(rest.chunk), disclosedBytes(rest.chunk));
+    }
     const usage = completionUsage(promptTokens, this.acc.completion);
     recordUsage(ctx, p.route, usage);
     ctx.trace.status_code = 200;
