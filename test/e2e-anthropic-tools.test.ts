@@ -109,6 +109,25 @@ for (const http of HTTP_KINDS) {
       assert.equal(claude.requests.length, before);
     });
 
+    test('prompt caching: cache_control marks on parts and tools reach Anthropic; an unknown part member is a 400 naming it', async () => {
+      const mark = { type: 'ephemeral' as const };
+      // The mark is not in the SDK's types: LiteLLM's and OpenRouter's convention for OpenAI-shaped messages.
+      const messages = [
+        { role: 'system', content: [{ type: 'text', text: 'A long and stable system prompt.', cache_control: mark }] },
+        { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?', cache_control: mark }] },
+      ] as unknown as ChatCompletionMessageParam[];
+      const r = await client.chat.completions.create({ model: MODEL, messages, tools: [{ ...weather, cache_control: mark } as ChatCompletionTool] });
+      assert.equal(r.choices[0]!.finish_reason, 'tool_calls');
+      const sent = claude.requests.at(-1)!.body;
+      assert.deepEqual(sent.system, [{ type: 'text', text: 'A long and stable system prompt.', cache_control: mark }]);
+      assert.deepEqual(sent.messages[0].content, [{ type: 'text', text: 'Weather in Paris?', cache_control: mark }]);
+      assert.deepEqual(sent.tools[0].cache_control, mark);
+      const before = claude.requests.length;
+      const odd = [{ role: 'user', content: [{ type: 'text', text: 'hi', citations: { enabled: true } }] }] as unknown as ChatCompletionMessageParam[];
+      await assert.rejects(client.chat.completions.create({ model: MODEL, messages: odd }), (e: any) => e.status === 400 && e.param === 'messages.0.content.0.citations');
+      assert.equal(claude.requests.length, before);
+    });
+
     test('a 429 keeps its status and type, with Anthropic rate-limit headers under OpenAI names', async () => {
       const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/anthropic/rate-limited.json', import.meta.url), 'utf8'));
       claude.replay = fixture.response;

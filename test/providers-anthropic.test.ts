@@ -66,6 +66,46 @@ describe('anthropic adapter', () => {
     assert.equal(sent.top_p, 0.9);
   });
 
+  it('sends cache_control marks on system, user, tool-result and image parts and on tools; refuses other part and tool members', async () => {
+    const mark = { type: 'ephemeral' };
+    const long = { type: 'ephemeral', ttl: '1h' };
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } }, cache_control: mark }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: [{ type: 'text', text: 'A long, stable preamble.', cache_control: long }] },
+      { role: 'developer', content: 'Unmarked.' },
+      { role: 'user', content: [{ type: 'text', text: 'see', cache_control: mark }, { type: 'image_url', image_url: { url: 'https://x/a.png' }, cache_control: mark }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: 'sunny', cache_control: mark }] },
+    ];
+    const up = anthropic.chatRequest(target(), chat(messages, { raw: { tools } }));
+    assert.equal((await send(up)).status, 200);
+    const sent = mock.requests.at(-1)!.body;
+    // A marked system block keeps its place: system goes as blocks, the mark on its own.
+    assert.deepEqual(sent.system, [{ type: 'text', text: 'A long, stable preamble.', cache_control: long }, { type: 'text', text: 'Unmarked.' }]);
+    assert.deepEqual(sent.messages[0].content, [
+      { type: 'text', text: 'see', cache_control: mark },
+      { type: 'image', source: { type: 'url', url: 'https://x/a.png' }, cache_control: mark },
+    ]);
+    assert.deepEqual(sent.messages[2].content[0].content, [{ type: 'text', text: 'sunny', cache_control: mark }]);
+    assert.deepEqual(sent.tools[0].cache_control, mark);
+
+    const refusedWith = (msgs: ChatMessage[], raw: Record<string, unknown>, param: string) => assert.throws(
+      () => anthropic.chatRequest(target(), chat(msgs, { raw })),
+      (err: unknown) => err instanceof GatewayError && err.code === 'invalid_request' && err.param === param,
+      param,
+    );
+    const part = (extra: Record<string, unknown>): ChatMessage[] => [{ role: 'user', content: [{ type: 'text', text: 'hi', ...extra }] }];
+    refusedWith(part({ cache_control: { type: 'forever' } }), {}, 'messages.0.content.0.cache_control');
+    refusedWith(part({ cache_control: 'ephemeral' }), {}, 'messages.0.content.0.cache_control');
+    refusedWith(part({ citations: true }), {}, 'messages.0.content.0.citations');
+    refusedWith(part({ constructor: 1 }), {}, 'messages.0.content.0.constructor');
+    refusedWith(part({}), { tools: [{ ...tools[0], cache_control: { type: 'x' } }] }, 'tools.0.cache_control');
+    refusedWith(part({}), { tools: [{ ...tools[0], defer_loading: true }] }, 'tools.0.defer_loading');
+    // Without a mark, system is one string, as before.
+    const plain = JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'system', content: [{ type: 'text', text: 'A.' }] }, { role: 'system', content: 'B.' }, { role: 'user', content: 'hi' }])).body);
+    assert.equal(plain.system, 'A.\n\nB.');
+  });
+
   it('translates tools, tool_choice and parallel_tool_calls', () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }];
     const body = (raw: Record<string, unknown>) => JSON.parse(anthropic.chatRequest(target(), chat([{ role: 'user', content: 'hi' }], { raw: { tools, ...raw } })).body);

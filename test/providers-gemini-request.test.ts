@@ -237,3 +237,20 @@ describe('gemini request: generation config and the field table', () => {
     assert.deepEqual(Object.keys(b), ['contents']);
   });
 });
+
+describe('gemini prompt-cache marks and part members', () => {
+  it('checks a cache_control mark and leaves it out (Gemini caches prefixes by itself); refuses any other part or tool member', () => {
+    const mark = { type: 'ephemeral' };
+    const b = body(chat([
+      { role: 'system', content: [{ type: 'text', text: 'Stable.', cache_control: mark }] },
+      { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: mark }] },
+    ], { raw: { tools: [{ ...weather, cache_control: mark }] } }));
+    assert.deepEqual(b.systemInstruction, { parts: [{ text: 'Stable.' }] });
+    assert.deepEqual(b.contents, [{ role: 'user', parts: [{ text: 'hi' }] }]);
+    assert.doesNotMatch(JSON.stringify(b), /cache_control|ephemeral/);
+    refused(chat([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'x' } }] }]), 'messages.0.content.0.cache_control');
+    refused(chat([{ role: 'user', content: [{ type: 'text', text: 'hi', citations: true }] }]), 'messages.0.content.0.citations');
+    refused(chat([user], { raw: { tools: [{ ...weather, defer_loading: true }] } }), 'tools.0.defer_loading');
+    refused(chat([user], { raw: { tools: [{ ...weather, cache_control: 'ephemeral' }] } }), 'tools.0.cache_control');
+  });
+});

@@ -36,7 +36,7 @@ function image(p: ContentPart, at: string): Json {
 
 function blocks(m: ChatMessage, i: number): Json[] {
   const images = m.role === 'user' ? (p: ContentPart, at: string) => (p?.type === 'image_url' ? image(p, at) : undefined) : undefined;
-  return contentBlocks(m, i, 'Anthropic', (text) => ({ type: 'text', text }), images);
+  return contentBlocks(m, i, 'Anthropic', 'send', (text) => ({ type: 'text', text }), images);
 }
 
 function thinking(m: ChatMessage, i: number): Json[] {
@@ -73,8 +73,9 @@ function toolResult(m: ChatMessage, i: number): Json {
   return { type: 'tool_result', tool_use_id: m.tool_call_id, content };
 }
 
-export function translateMessages(messages: readonly ChatMessage[]): { system: string[]; messages: AnthropicMessage[] } {
-  const system: string[] = [];
+/** `system` is text blocks: sent joined as one string unless one carries a cache_control mark. */
+export function translateMessages(messages: readonly ChatMessage[]): { system: Json[]; messages: AnthropicMessage[] } {
+  const system: Json[] = [];
   const out: AnthropicMessage[] = [];
   const push = (role: 'user' | 'assistant', content: Json[]) => {
     if (content.length === 0) return;
@@ -89,7 +90,7 @@ export function translateMessages(messages: readonly ChatMessage[]): { system: s
     switch (m.role) {
       case 'system':
       case 'developer':
-        for (const b of blocks({ ...m, role: 'system' }, i)) if (b.type === 'text') system.push(b.text);
+        for (const b of blocks({ ...m, role: 'system' }, i)) if (b.type === 'text') system.push(b);
         return;
       case 'user': return push('user', blocks(m, i));
       case 'assistant': return push('assistant', [...thinking(m, i), ...blocks(m, i), ...toolUses(m, i)]);

@@ -45,7 +45,8 @@ export function chatRequest(target: UpstreamTarget, req: ChatRequest): UpstreamR
   const { system, messages } = translateMessages(req.messages);
   const { thinking, max } = thinkingAndMax(raw, req.max_tokens);
   const body: Record<string, unknown> = { model: target.model, messages, max_tokens: max };
-  if (system.length > 0) body.system = system.join('\n\n');
+  // One string, as before marks were read, unless a block is marked for the prompt cache: the mark is the block's.
+  if (system.length > 0) body.system = system.some((b) => b.cache_control) ? system : system.map((b) => b.text as string).join('\n\n');
   if (thinking) body.thinking = thinking;
   if (req.temperature !== undefined) {
     // OpenAI allows 0..2, Anthropic 0..1: failing here names the field instead of relaying an upstream 400.

@@ -9,6 +9,7 @@
 // caller's tool can never be mistaken for it.
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { cacheMark } from '../message-content.js';
 
 type Json = Record<string, any>;
 
@@ -34,11 +35,15 @@ function tool(t: unknown, i: number): Json {
   for (const key of Object.keys(t.function)) {
     if (!FUNCTION_KEYS.has(key)) refuse(`${at}.function.${key}`, `${at}.function.${key} is not supported for Anthropic models.`);
   }
+  for (const key of Object.keys(t)) {
+    if (key !== 'type' && key !== 'function' && key !== 'cache_control') refuse(`${at}.${key}`, `${at}.${key} is not supported for Anthropic models.`);
+  }
   if (t.function.name === JSON_TOOL) refuse(`${at}.function.name`, `${at}.function.name ${JSON.stringify(JSON_TOOL)} is reserved by the gateway.`);
   const params = t.function.parameters ?? { type: 'object', properties: {} };
   if (!isObj(params) || params.type !== 'object') refuse(`${at}.function.parameters`, `${at}.function.parameters must be a JSON schema of type object.`);
   const out: Json = { name: t.function.name, input_schema: params };
   if (typeof t.function.description === 'string') out.description = t.function.description;
+  if (t.cache_control !== undefined) out.cache_control = cacheMark(t.cache_control, `${at}.cache_control`);
   return out;
 }
 

@@ -27,7 +27,7 @@ const refuse = (param: string, message: string): never => {
 const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content']);
 
 function parts(m: ChatMessage, i: number, allowMedia: boolean): Json[] {
-  return contentBlocks(m, i, 'Gemini', (text) => ({ text }), allowMedia ? mediaPart : undefined);
+  return contentBlocks(m, i, 'Gemini', 'drop', (text) => ({ text }), allowMedia ? mediaPart : undefined);
 }
 
 function functionCalls(m: ChatMessage, i: number, names: Map<string, string>): Json[] {

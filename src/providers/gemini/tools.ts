@@ -2,6 +2,7 @@
 // `tools: [{functionDeclarations}]` and `toolConfig.functionCallingConfig`.
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { cacheMark } from '../message-content.js';
 import { toGeminiSchema } from './schema.js';
 
 type Json = Record<string, any>;
@@ -20,6 +21,11 @@ function declaration(tool: unknown, i: number): Json {
   if (!isObj(fn) || typeof fn.name !== 'string' || !fn.name) return refuse(`${at}.function.name`, `${at}.function.name is required.`);
   for (const key of Object.keys(fn)) {
     if (!FUNCTION_KEYS.has(key)) refuse(`${at}.function.${key}`, `${at}.function.${key} is not supported for Gemini models.`);
+  }
+  // A prompt-cache mark is checked and left out: Gemini caches repeated prefixes by itself (message-content.ts).
+  for (const key of Object.keys(tool)) {
+    if (key === 'cache_control') cacheMark(tool.cache_control, `${at}.cache_control`);
+    else if (key !== 'type' && key !== 'function') refuse(`${at}.${key}`, `${at}.${key} is not supported for Gemini models.`);
   }
   const out: Json = { name: fn.name };
   if (typeof fn.description === 'string') out.description = fn.description;
