@@ -67,6 +67,19 @@ for (const http of HTTP_KINDS) {
       assert.ok(trace.cost_usd > 0);
     });
 
+    test('background: true is a 400 naming it before any upstream call; false goes upstream as sent', async () => {
+      const n = mock.requests.length;
+      await assert.rejects(client.responses.create({ model: 'nat-model', input: 'later', background: true }), (e: any) => {
+        assert.equal(e.status, 400);
+        assert.equal(e.param, 'background');
+        return true;
+      });
+      assert.equal(mock.requests.length, n);
+      const ok = await client.responses.create({ model: 'nat-model', input: 'now', background: false });
+      assert.equal(ok.status, 'completed');
+      assert.equal(mock.requests.at(-1)!.body.background, false);
+    });
+
     test('byte for byte both ways: only model (and the gateway block) is written into the caller\'s and the upstream\'s own text', async () => {
       const sent = '{"model":"nat-alias","input":"bytes","temperature":1.0,"future":{"n":1e2,"s":"\\u00e9"},"top_p":1}';
       const item = '{"type":"message","id":"msg_b","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"\\u00e9"}]}';

@@ -78,6 +78,11 @@ function settle(ctx: RequestContext, p: Prepared, response: Json): Json {
 }
 
 export async function nativeResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void | typeof HANDED_OFF> {
+  // A background response is answered "queued" and finishes upstream, out of sight: its output would
+  // never be moderated, metered or stored, and GET /v1/responses/{id} would answer "queued" forever.
+  if (p.req.raw.background === true) {
+    throw new GatewayError('invalid_request', 'background is not supported: sluice moderates, meters and stores each response as it completes; send the request without it.', { param: 'background' });
+  }
   const body = await upstreamBody(svc, p);
   if (p.req.stream) return nativeStream(svc, ctx, res, p, body);
   const keepSent = archivesPayloads(svc, p.org);
