@@ -247,5 +247,17 @@ for (const http of HTTP_KINDS) {
         { type: 'message', role: 'user', content: 'native turn' },
       ]);
     });
+
+    test('a call\'s extra_content from a translated provider (a signature) is not replayed to a native one', async () => {
+      const call = { id: 'call_x', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' }, extra_content: { google: { thought_signature: 's' } } };
+      mock.replay = { json: { id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } };
+      const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false }];
+      const first = await client.responses.create({ model: 'up-model', input: 'weather?', tools });
+      mock.replay = undefined;
+      assert.deepEqual((first.output[0] as any).extra_content, call.extra_content, 'the caller sees it on the function_call item');
+      await client.responses.create({ model: 'nat-model', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_x', output: '18 C' }] });
+      const sent = mock.requests.at(-1)!.body;
+      assert.deepEqual(sent.input[1], { type: 'function_call', call_id: 'call_x', name: 'get_weather', arguments: '{"city":"Rome"}' });
+    });
   });
 }

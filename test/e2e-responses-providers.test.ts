@@ -62,6 +62,72 @@ describe('responses API on the Anthropic and Gemini protocols', () => {
     assert.deepEqual(JSON.parse(call.arguments), { city: 'Rome' });
   });
 
+  test('Anthropic signed thinking rides on the reasoning item and goes back before the tool_use, by item list and by previous_response_id, JSON and stream', async () => {
+    const model = 'claude-sonnet-4-20250514';
+    const thinking = { type: 'thinking', thinking: 'The user wants Rome.', signature: 'sig-Abc123==' };
+    const redacted = { type: 'redacted_thinking', data: 'opaque-redacted' };
+    const json = { json: {
+      id: 'msg_02', type: 'message', role: 'assistant', model, stop_reason: 'tool_use', stop_sequence: null,
+      content: [thinking, redacted, { type: 'tool_use', id: 'toolu_02', name: 'get_weather', input: { city: 'Rome' } }],
+      usage: { input_tokens: 10, output_tokens: 5 },
+    } };
+    const ev = (type: string, data: object) => ({ event: type, data: { type, ...data } });
+    const sse = { sse: [
+      ev('message_start', { message: { id: 'msg_03', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }),
+      ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+      ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: thinking.thinking } }),
+      ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: thinking.signature } }),
+      ev('content_block_stop', { index: 0 }),
+      ev('content_block_start', { index: 1, content_block: redacted }),
+      ev('content_block_stop', { index: 1 }),
+      ev('content_block_start', { index: 2, content_block: { type: 'tool_use', id: 'toolu_02', name: 'get_weather', input: {} } }),
+      ev('content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: '{"city":"Rome"}' } }),
+      ev('content_block_stop', { index: 2 }),
+      ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 5 } }),
+      ev('message_stop', {}),
+    ] };
+    for (const stream of [false, true]) {
+      claude.replay = stream ? sse : json;
+      const first = { model, input: 'Weather in Rome?', tools, reasoning: { effort: 'low' as const } };
+      let r: OpenAI.Responses.Response;
+      if (stream) {
+        const s = client.responses.stream(first);
+        for await (const _ of s) { /* drain */ }
+        r = await s.finalResponse();
+      } else {
+        r = await client.responses.create(first);
+      }
+      claude.replay = undefined;
+      const reasoning = r.output.find((o) => o.type === 'reasoning') as OpenAI.Responses.ResponseReasoningItem;
+      assert.equal(typeof reasoning?.encrypted_content, 'string', `stream ${stream}: the signed blocks are carried`);
+      assert.ok(!reasoning.encrypted_content!.includes('sig-Abc123'), 'opaque to the caller');
+      const call = r.output.find((o) => o.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+      const output = { type: 'function_call_output' as const, call_id: call.call_id, output: '18 C' };
+      const expected = [thinking, redacted, { type: 'tool_use', id: 'toolu_02', name: 'get_weather', input: { city: 'Rome' } }];
+      // The caller's own item list, as the SDK returned it.
+      await client.responses.create({ model, tools, input: [{ role: 'user', content: 'Weather in Rome?' }, ...r.output, output] as OpenAI.Responses.ResponseInput });
+      assert.deepEqual(claude.requests.at(-1)!.body.messages[1], { role: 'assistant', content: expected }, `stream ${stream}: by item list`);
+      // The stored conversation.
+      await client.responses.create({ model, tools, previous_response_id: r.id, input: [output] });
+      assert.deepEqual(claude.requests.at(-1)!.body.messages[1], { role: 'assistant', content: expected }, `stream ${stream}: by previous_response_id`);
+    }
+  });
+
+  test('a Gemini thought signature rides on the function_call item and goes back on the functionCall part', async () => {
+    const model = 'gemini-2.5-flash';
+    gem.replay = { json: {
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'gsig-xyz' }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    } };
+    const r = await client.responses.create({ model, input: 'Weather in Rome?', tools });
+    gem.replay = undefined;
+    const call = r.output.find((o) => o.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall & { extra_content?: unknown };
+    assert.deepEqual(call.extra_content, { google: { thought_signature: 'gsig-xyz' } });
+    await client.responses.create({ model, tools, input: [{ role: 'user', content: 'Weather in Rome?' }, ...r.output, { type: 'function_call_output', call_id: call.call_id, output: '18 C' }] as OpenAI.Responses.ResponseInput });
+    const parts = gem.requests.at(-1)!.body.contents[1].parts;
+    assert.deepEqual(parts, [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'gsig-xyz' }]);
+  });
+
   test('Gemini functionCall becomes a function_call item', async () => {
     gem.replay = { json: {
       candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } } }] }, finishReason: 'STOP', index: 0 }],

@@ -67,3 +67,25 @@ test('a cut output is incomplete; a failure ends with response.failed then error
   assert.equal(bad.at(-1).code, 'upstream_error');
   assert.equal(bad.at(-1).request_id, 'req_1');
 });
+
+test('signed thinking without reasoning text opens a reasoning item with no summary events, sealed when it closes; the SDK accumulator agrees', () => {
+  const w = new ResponsesEventWriter(responseShell(`resp_${HEX}`, 1, 'm', parseResponsesRequest({ model: 'm', input: 'x' }), true), new ItemIds(HEX));
+  let sse = w.start();
+  const block = { type: 'redacted_thinking', data: 'opaque' };
+  for (const c of [
+    chunk({ role: 'assistant', thinking_blocks: [block] }), chunk({ content: 'Hi' }),
+    chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 's' } } }] }),
+    chunk({}, 'tool_calls'),
+  ]) sse += w.chunk(c);
+  sse += w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+  const events = parse(sse);
+  assert.deepEqual(events.slice(2, 4).map((e) => e.type), ['response.output_item.added', 'response.output_item.done']);
+  const reasoning = events[3].item;
+  assert.deepEqual(reasoning.summary, []);
+  assert.equal(typeof reasoning.encrypted_content, 'string');
+  const done = events.at(-1)!.response;
+  assert.deepEqual(done.output[2].extra_content, { google: { thought_signature: 's' } });
+  let acc: any;
+  for (const e of events.slice(0, -1)) acc = accumulateResponse(e, acc);
+  assert.deepEqual(acc.output, done.output);
+});

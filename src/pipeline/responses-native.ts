@@ -28,9 +28,13 @@ import { SseOut } from './sse-out.js';
 import { endStream } from './stream-end.js';
 import { archivesPayloads, dispatchNative } from './dispatch.js';
 
-/** Items replayed to an upstream that never saw them: our ids mean nothing there, and reasoning carries nothing it can read. */
+/**
+ * Items replayed to an upstream that never saw them: our ids mean nothing
+ * there, and reasoning, or a call's extra_content (another provider's
+ * signature), carries nothing it can read and is a member it would refuse.
+ */
 const replayable = (items: Item[]): Item[] =>
-  items.filter((it) => it.type !== 'reasoning').map(({ id: _id, status: _status, ...rest }) => rest as Item);
+  items.filter((it) => it.type !== 'reasoning').map(({ id: _id, status: _status, extra_content: _extra, ...rest }) => rest as Item);
 
 /**
  * The body for the upstream: what the caller sent, with only what the gateway

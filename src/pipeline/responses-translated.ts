@@ -32,7 +32,9 @@ async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> 
   const history = prev ? chainItems(p.chain ?? await loadChain(svc, p.org, prev)) : [];
   const items = await resolveReferences(svc, p.org, p.items);
   const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
-  messages.push(...itemsToMessages(history, () => 'previous_response_id'), ...itemsToMessages(items, (i) => `input.${i}`));
+  // Fallbacks to another kind are left to their adapter: Gemini drops thinking blocks as it drops reasoning text.
+  const withThinking = svc.config.providers.get(p.route.entry.provider)?.kind === 'anthropic';
+  messages.push(...itemsToMessages(history, () => 'previous_response_id', withThinking), ...itemsToMessages(items, (i) => `input.${i}`, withThinking));
   return toChatRequest(p.req, messages);
 }
 

@@ -3,6 +3,7 @@
 // the request's settings, so SDKs that read them (instructions, tools, text,
 // previous_response_id, ...) find what they would find at OpenAI.
 import type { AssistantMessage, ChatCompletion, Usage } from '../domain.js';
+import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest, type ResponseUsage } from './types.js';
 
 /** Item ids embed the response's own hex id, so an `item_reference` leads back to its stored response. */
@@ -76,11 +77,19 @@ export function responseShell(id: string, createdAt: number, model: string, req:
 
 export const outputTextPart = (text: string): Json => ({ type: 'output_text', annotations: [], logprobs: [], text });
 
-/** The output items of one chat message: reasoning, then the message, then each function call. */
+/**
+ * The output items of one chat message: reasoning, then the message, then
+ * each function call. Signed thinking rides on the reasoning item, and a
+ * call's extra_content on its item (signed-reasoning.ts).
+ */
 export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
   const items: Item[] = [];
-  if (typeof m.reasoning_content === 'string' && m.reasoning_content) {
-    items.push({ type: 'reasoning', id: ids.next('rs'), summary: [{ type: 'summary_text', text: m.reasoning_content }] });
+  const text = typeof m.reasoning_content === 'string' ? m.reasoning_content : '';
+  const blocks = Array.isArray(m.thinking_blocks) && m.thinking_blocks.length ? m.thinking_blocks : undefined;
+  if (text || blocks) {
+    const item: Item = { type: 'reasoning', id: ids.next('rs'), summary: text ? [{ type: 'summary_text', text }] : [] };
+    if (blocks) item.encrypted_content = sealThinking(blocks);
+    items.push(item);
   }
   const content: Json[] = [];
   if (typeof m.content === 'string' && m.content) content.push(outputTextPart(m.content));
@@ -88,10 +97,13 @@ export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
   if (content.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content });
   for (const [i, t] of (m.tool_calls ?? []).entries()) {
     if (!t?.function) continue;
-    items.push({
+    const item: Item = {
       type: 'function_call', id: ids.next('fc'), call_id: t.id || `call_${ids.hex}_${i}`,
       name: t.function.name, arguments: t.function.arguments ?? '', status: 'completed',
-    });
+    };
+    const extra = extraContentOf(t);
+    if (extra) item.extra_content = extra;
+    items.push(item);
   }
   return items;
 }

@@ -1,11 +1,14 @@
 // Responses input items -> chat messages, for providers without a Responses
 // API. Messages keep their role; function_call items become an assistant
 // turn's tool_calls (consecutive calls join one turn, as parallel calls do in
-// chat), function_call_output items become `tool` messages. Reasoning items
-// carry nothing a chat upstream can read back, so they are left out; any
-// other item type is refused with a 400 naming it.
+// chat), function_call_output items become `tool` messages. A reasoning item
+// is left out, but the signed thinking sluice sealed in it goes back on the
+// assistant turn that follows it, when the upstream is Anthropic's, and a
+// call's extra_content on its tool call (signed-reasoning.ts). Any other item
+// type is refused with a 400 naming it.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { extraContentOf, thinkingOf } from './signed-reasoning.js';
 import { isObj, type Item } from './types.js';
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
@@ -48,9 +51,19 @@ function outputText(output: unknown, at: string): string {
   throw new GatewayError('invalid_request', `${at}.output must be a string.`, { param: `${at}.output` });
 }
 
-/** `param(i)` names item i in errors: `input.3`, or the stored conversation. */
-export function itemsToMessages(items: readonly Item[], param: (i: number) => string): ChatMessage[] {
+/**
+ * `param(i)` names item i in errors: `input.3`, or the stored conversation.
+ * `withThinking`: the upstream reads Anthropic's thinking blocks back (any
+ * other has nowhere to put them, and a strict one would refuse the member).
+ */
+export function itemsToMessages(items: readonly Item[], param: (i: number) => string, withThinking = false): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  /** Thinking blocks of the reasoning just read, for the assistant turn after it. */
+  let thinking: unknown[] | undefined;
+  const takeThinking = (m: ChatMessage) => {
+    if (thinking && m.thinking_blocks === undefined) m.thinking_blocks = thinking;
+    thinking = undefined;
+  };
   items.forEach((item, i) => {
     const at = param(i);
     switch (item.type) {
@@ -60,6 +73,8 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
         const c = content(item, at);
         const m: ChatMessage = { role, content: c.content };
         if (c.refusal !== undefined) m.refusal = c.refusal;
+        if (role === 'assistant') takeThinking(m);
+        else thinking = undefined;
         messages.push(m);
         return;
       }
@@ -68,18 +83,25 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
           throw new GatewayError('invalid_request', `${at}: a function_call needs call_id, name and arguments.`, { param: at });
         }
         const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        const last = messages.at(-1);
-        if (last?.role === 'assistant' && !last.refusal) (last.tool_calls ??= []).push(call);
-        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        const extra = extraContentOf(item);
+        if (extra) call.extra_content = extra;
+        let turn = messages.at(-1);
+        if (turn?.role === 'assistant' && !turn.refusal) (turn.tool_calls ??= []).push(call);
+        else messages.push(turn = { role: 'assistant', content: null, tool_calls: [call] });
+        takeThinking(turn);
         return;
       }
       case 'function_call_output': {
         if (typeof item.call_id !== 'string') throw new GatewayError('invalid_request', `${at}.call_id is required.`, { param: `${at}.call_id` });
+        thinking = undefined;
         messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, at) });
         return;
       }
-      case 'reasoning':
+      case 'reasoning': {
+        const blocks = withThinking ? thinkingOf(item) : undefined;
+        if (blocks) thinking = [...(thinking ?? []), ...blocks];
         return;
+      }
       default:
         refuse(`${at}.type`, `An input item of type "${String(item.type)}"`);
     }

@@ -6,10 +6,12 @@
 // a Responses request never asks for more.
 import type { ChatChunk, Usage } from '../domain.js';
 import { outputTextPart, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
+import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import type { Item, Json, ResponseObject } from './types.js';
 
 type Open =
-  | { kind: 'reasoning'; index: number; item: Item; text: string }
+  /** `summary`: its summary part was opened (by reasoning text); `blocks`: the signed thinking it carries (signed-reasoning.ts). */
+  | { kind: 'reasoning'; index: number; item: Item; text: string; summary: boolean; blocks: unknown[] }
   | { kind: 'message'; index: number; item: Item; parts: Array<{ type: 'output_text' | 'refusal'; text: string }> }
   | { kind: 'call'; index: number; item: Item; args: string };
 
@@ -38,9 +40,10 @@ export class ResponsesEventWriter {
       if (c.index !== 0) continue;
       const d = c.delta ?? {};
       if (typeof d.reasoning_content === 'string' && d.reasoning_content) out += this.reasoning(d.reasoning_content);
+      if (Array.isArray(d.thinking_blocks) && d.thinking_blocks.length) out += this.thinking(d.thinking_blocks);
       if (typeof d.content === 'string' && d.content) out += this.text('output_text', d.content);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
-      for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments);
+      for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
       if (c.finish_reason) this.finish = c.finish_reason;
     }
     return out;
@@ -57,17 +60,33 @@ export class ResponsesEventWriter {
     return this.event('response.output_item.added', { output_index: open.index, item: { ...open.item } });
   }
 
+  /** The reasoning item under way, opened (after closing the others) if there is none. */
+  private openReasoning(): { out: string; r: Open & { kind: 'reasoning' } } {
+    const open = this.current('reasoning');
+    if (open) return { out: '', r: open };
+    const r: Open & { kind: 'reasoning' } = {
+      kind: 'reasoning', index: this.response.output.length, item: { type: 'reasoning', id: this.ids.next('rs'), summary: [] }, text: '', summary: false, blocks: [],
+    };
+    return { out: this.closeAll() + this.add(r), r };
+  }
+
   private reasoning(delta: string): string {
-    let out = '';
-    let r = this.current('reasoning');
-    if (!r) {
-      out += this.closeAll();
-      r = { kind: 'reasoning', index: this.response.output.length, item: { type: 'reasoning', id: this.ids.next('rs'), summary: [] }, text: '' };
-      out += this.add(r);
+    const opened = this.openReasoning();
+    const r = opened.r;
+    let out = opened.out;
+    if (!r.summary) {
+      r.summary = true;
       out += this.event('response.reasoning_summary_part.added', { item_id: r.item.id, output_index: r.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     }
     r.text += delta;
     return out + this.event('response.reasoning_summary_text.delta', { item_id: r.item.id, output_index: r.index, summary_index: 0, delta });
+  }
+
+  /** Signed thinking (Anthropic's, with its signature) for the reasoning item: sealed into it when it closes. */
+  private thinking(blocks: unknown[]): string {
+    const { out, r } = this.openReasoning();
+    r.blocks.push(...blocks);
+    return out;
   }
 
   private text(channel: 'output_text' | 'refusal', delta: string): string {
@@ -91,12 +110,13 @@ export class ResponsesEventWriter {
       : this.event('response.refusal.delta', { ...base, delta }));
   }
 
-  private call(index: number, id: string | undefined, name: string | undefined, args: string | undefined): string {
+  private call(index: number, id: string | undefined, name: string | undefined, args: string | undefined, extra: Json | undefined): string {
     let out = '';
     let c = this.calls.get(index);
     if (!c) {
       if (!this.current('call')) out += this.closeAll();
       const item: Item = { type: 'function_call', id: this.ids.next('fc'), call_id: id || `call_${this.ids.hex}_${index}`, name: name ?? '', arguments: '', status: 'in_progress' };
+      if (extra) item.extra_content = extra;
       c = { kind: 'call', index: this.response.output.length, item, args: '' };
       this.calls.set(index, c);
       out += this.add(c);
@@ -112,10 +132,13 @@ export class ResponsesEventWriter {
     for (const o of this.open.splice(0)) {
       const id = o.item.id;
       if (o.kind === 'reasoning') {
-        const part = { type: 'summary_text', text: o.text };
-        out += this.event('response.reasoning_summary_text.done', { item_id: id, output_index: o.index, summary_index: 0, text: o.text });
-        out += this.event('response.reasoning_summary_part.done', { item_id: id, output_index: o.index, summary_index: 0, part });
-        o.item.summary = [part];
+        if (o.summary) {
+          const part = { type: 'summary_text', text: o.text };
+          out += this.event('response.reasoning_summary_text.done', { item_id: id, output_index: o.index, summary_index: 0, text: o.text });
+          out += this.event('response.reasoning_summary_part.done', { item_id: id, output_index: o.index, summary_index: 0, part });
+          o.item.summary = [part];
+        }
+        if (o.blocks.length) o.item.encrypted_content = sealThinking(o.blocks);
       } else if (o.kind === 'message') {
         const content = o.parts.map((p, ci) => {
           const base = { item_id: id, output_index: o.index, content_index: ci };
