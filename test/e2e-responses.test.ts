@@ -12,6 +12,7 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { loadOpenAIFixtures, upstreamChunks } from './helpers/openai-fixtures.js';
 import { call } from './helpers/management.js';
 import { createKey, revokeKey } from '../src/store/api-keys-repo.js';
 
@@ -155,6 +156,28 @@ for (const http of HTTP_KINDS) {
       }
       const sdk = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: k.key, maxRetries: 0 });
       await assert.rejects(sdk.responses.create({ model: 'up-model', input: 'x' }), OpenAI.AuthenticationError);
+    });
+
+    test('a chat model\'s url citations become the output text\'s annotations, JSON and stream (annotation.added)', async () => {
+      const fixtures = loadOpenAIFixtures();
+      const citation = (f: string) => {
+        const t = fixtures.find((x) => x.name === f)!.response;
+        const raw = t.json ? (t.json as any).choices[0].message.annotations[0] : upstreamChunks(t).flatMap((c: any) => c.choices?.[0]?.delta?.annotations ?? [])[0];
+        return { type: 'url_citation', ...raw.url_citation };
+      };
+      try {
+        mock.replay = fixtures.find((x) => x.name === 'annotations')!.response;
+        const r = await client.responses.create({ model: 'up-model', input: 'swim in the Seine?' });
+        assert.deepEqual((r.output[0] as any).content[0].annotations, [citation('annotations')]);
+        mock.replay = fixtures.find((x) => x.name === 'annotations-stream')!.response;
+        const s = client.responses.stream({ model: 'up-model', input: 'swim in the Seine?' });
+        const added: unknown[] = [];
+        s.on('response.output_text.annotation.added', (e) => added.push(e.annotation));
+        for await (const _ of s) { /* drain */ }
+        const final = await s.finalResponse();
+        assert.deepEqual(added, [citation('annotations-stream')]);
+        assert.deepEqual((final.output[0] as any).content[0].annotations, added);
+      } finally { mock.replay = undefined; }
     });
 
     test('string input: a response object with output_text, usage and the request settings echoed', async () => {

@@ -75,7 +75,16 @@ export function responseShell(id: string, createdAt: number, model: string, req:
   };
 }
 
-export const outputTextPart = (text: string): Json => ({ type: 'output_text', annotations: [], logprobs: [], text });
+export const outputTextPart = (text: string, annotations: unknown[] = []): Json => ({ type: 'output_text', annotations, logprobs: [], text });
+
+/**
+ * A chat annotation in the Responses form: a url_citation's members sit on
+ * the annotation itself there (`{type, start_index, end_index, url, title}`),
+ * under `url_citation` in chat. Any other kind goes as sent.
+ */
+export function responsesAnnotation(a: unknown): unknown {
+  return isObj(a) && a.type === 'url_citation' && isObj(a.url_citation) ? { type: 'url_citation', ...a.url_citation } : a;
+}
 
 /**
  * The output items of one chat message: reasoning, then the message, then
@@ -92,7 +101,9 @@ export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
     items.push(item);
   }
   const content: Json[] = [];
-  if (typeof m.content === 'string' && m.content) content.push(outputTextPart(m.content));
+  if (typeof m.content === 'string' && m.content) {
+    content.push(outputTextPart(m.content, Array.isArray(m.annotations) ? m.annotations.map(responsesAnnotation) : []));
+  }
   if (typeof m.refusal === 'string' && m.refusal) content.push({ type: 'refusal', refusal: m.refusal });
   if (content.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content });
   for (const [i, t] of (m.tool_calls ?? []).entries()) {

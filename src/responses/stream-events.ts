@@ -5,14 +5,14 @@
 // whole response. Every event has its sequence_number. Only choice 0 is read:
 // a Responses request never asks for more.
 import type { ChatChunk, Usage } from '../domain.js';
-import { outputTextPart, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
+import { outputTextPart, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import type { Item, Json, ResponseObject } from './types.js';
 
 type Open =
   /** `summary`: its summary part was opened (by reasoning text); `blocks`: the signed thinking it carries (signed-reasoning.ts). */
   | { kind: 'reasoning'; index: number; item: Item; text: string; summary: boolean; blocks: unknown[] }
-  | { kind: 'message'; index: number; item: Item; parts: Array<{ type: 'output_text' | 'refusal'; text: string }> }
+  | { kind: 'message'; index: number; item: Item; parts: Array<{ type: 'output_text' | 'refusal'; text: string; annotations: unknown[] }> }
   | { kind: 'call'; index: number; item: Item; args: string };
 
 export class ResponsesEventWriter {
@@ -43,6 +43,7 @@ export class ResponsesEventWriter {
       if (Array.isArray(d.thinking_blocks) && d.thinking_blocks.length) out += this.thinking(d.thinking_blocks);
       if (typeof d.content === 'string' && d.content) out += this.text('output_text', d.content);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
+      if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
       for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
       if (c.finish_reason) this.finish = c.finish_reason;
     }
@@ -89,7 +90,8 @@ export class ResponsesEventWriter {
     return out;
   }
 
-  private text(channel: 'output_text' | 'refusal', delta: string): string {
+  /** The message under way and its part for `channel`, each opened (with its events, in `out`) if there is none. */
+  private part(channel: 'output_text' | 'refusal'): { out: string; m: Open & { kind: 'message' }; at: number } {
     let out = '';
     let m = this.current('message');
     if (!m) {
@@ -99,15 +101,35 @@ export class ResponsesEventWriter {
     }
     let at = m.parts.findIndex((p) => p.type === channel);
     if (at < 0) {
-      at = m.parts.push({ type: channel, text: '' }) - 1;
+      at = m.parts.push({ type: channel, text: '', annotations: [] }) - 1;
       const part = channel === 'output_text' ? outputTextPart('') : { type: 'refusal', refusal: '' };
       out += this.event('response.content_part.added', { item_id: m.item.id, output_index: m.index, content_index: at, part });
     }
+    return { out, m, at };
+  }
+
+  private text(channel: 'output_text' | 'refusal', delta: string): string {
+    const { out, m, at } = this.part(channel);
     m.parts[at]!.text += delta;
     const base = { item_id: m.item.id, output_index: m.index, content_index: at };
     return out + (channel === 'output_text'
       ? this.event('response.output_text.delta', { ...base, delta, logprobs: [] })
       : this.event('response.refusal.delta', { ...base, delta }));
+  }
+
+  /** Chat's streamed annotations (a search model's url citations), each an annotation.added on the output text. */
+  private annotate(list: unknown[]): string {
+    const opened = this.part('output_text');
+    const { m, at } = opened;
+    let out = opened.out;
+    const annotations = m.parts[at]!.annotations;
+    for (const a of list) {
+      const annotation = responsesAnnotation(a);
+      out += this.event('response.output_text.annotation.added', {
+        item_id: m.item.id, output_index: m.index, content_index: at, annotation_index: annotations.push(annotation) - 1, annotation,
+      });
+    }
+    return out;
   }
 
   private call(index: number, id: string | undefined, name: string | undefined, args: string | undefined, extra: Json | undefined): string {
@@ -142,7 +164,7 @@ export class ResponsesEventWriter {
       } else if (o.kind === 'message') {
         const content = o.parts.map((p, ci) => {
           const base = { item_id: id, output_index: o.index, content_index: ci };
-          const part = p.type === 'output_text' ? outputTextPart(p.text) : { type: 'refusal', refusal: p.text };
+          const part = p.type === 'output_text' ? outputTextPart(p.text, p.annotations) : { type: 'refusal', refusal: p.text };
           out += p.type === 'output_text'
             ? this.event('response.output_text.done', { ...base, text: p.text, logprobs: [] })
             : this.event('response.refusal.done', { ...base, refusal: p.text });
