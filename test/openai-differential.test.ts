@@ -127,7 +127,32 @@ for (const http of HTTP_KINDS) {
         if (f.expect?.key_order) {
           lines.forEach((e, i) => assert.equal(e.slice(6), JSON.stringify(withUpstreamHead(up[i], got[i])), `chunk ${i} text`));
         }
+        if (org.id === 'stored') assertArchived((await gw.traces.waitFor(rid)).payload!.response, up, gwId);
       });
+    }
+
+    /** A streamed answer is archived as the completion its chunks add up to: every member the upstream sent, folded. */
+    function assertArchived(archived: any, up: Array<Record<string, any>>, gwId: string): void {
+      assert.equal(archived.id, gwId);
+      assert.equal(archived.model, MODEL);
+      assert.equal(archived.object, 'chat.completion');
+      for (const c of up) {
+        for (const [k, v] of Object.entries(c)) {
+          if (['id', 'model', 'object', 'choices', 'usage'].includes(k) || v === null) continue;
+          const last = up.filter((x) => x[k] != null).at(-1)![k];
+          assert.deepEqual(archived[k], last, `top-level ${k}`);
+        }
+        for (const ch of c.choices ?? []) {
+          const got = archived.choices.find((x: any) => x.index === ch.index);
+          for (const k of Object.keys(ch.delta ?? {})) if (ch.delta[k] != null && k !== 'role') assert.ok(k in got.message, `choice ${ch.index}: delta member ${k}`);
+          for (const k of Object.keys(ch)) if (ch[k] != null && k !== 'delta') assert.ok(k in got, `choice ${ch.index}: member ${k}`);
+        }
+      }
+      // Streamed log probabilities add up, token for token.
+      const tokens = up.flatMap((c) => (c.choices ?? []).filter((ch: any) => ch.index === 0).flatMap((ch: any) => ch.logprobs?.content ?? []));
+      if (tokens.length) assert.deepEqual(archived.choices[0].logprobs.content, tokens);
+      const annotations = up.flatMap((c) => (c.choices ?? []).flatMap((ch: any) => ch.delta?.annotations ?? []));
+      if (annotations.length) assert.deepEqual(archived.choices[0].message.annotations, annotations);
     }
 
     test('Gateway-Trace adds the block and changes nothing else (JSON and stream)', async () => {

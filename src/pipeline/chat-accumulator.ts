@@ -2,8 +2,11 @@
 // choice: content, refusal, reasoning, tool calls merged by index, finish
 // reasons, and the upstream's usage. Buffered moderation reads it, the trace
 // takes its usage (or an estimate from its text), and the payload archive
-// stores it as the response.
-import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, Usage } from '../domain.js';
+// stores it as the response, so every other member is kept too, known or
+// not: a delta's (annotations) and a tool call's (extra_content) folded as a
+// client folds them, a choice's logprobs token by token, and the members each
+// chunk repeats whole (system_fingerprint, service_tier) as the last had them.
+import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, ToolCallDelta, Usage } from '../domain.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -48,18 +51,71 @@ export class StreamAccumulator {
         if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
+        for (const k of Object.keys(d)) if (!DELTA_OWN.has(k)) fold(m, k, d[k]);
       }
       if (c.finish_reason) choice.finish_reason = c.finish_reason;
+      // Log probabilities come token by token; a choice's other members are repeated whole, as a chunk's are.
+      for (const k of Object.keys(c)) if (!CHOICE_OWN.has(k)) (k === 'logprobs' ? fold : replace)(choice, k, c[k]);
     }
+    for (const k of Object.keys(chunk)) if (k !== 'choices' && k !== 'usage') replace((this.top ??= {}), k, chunk[k]);
   }
+
+  /** The chunks' own members besides choices and usage (id, model, system_fingerprint...), the last of each. */
+  private top: Record<string, unknown> | undefined;
 
   get completion(): ChatCompletion {
     const choices = this.choices ? [...this.choices.values()].sort((a, b) => a.index - b.index) : [];
-    return this.usage ? { choices, usage: this.usage } : { choices };
+    const out: ChatCompletion = { ...this.top, choices };
+    if (out.object === 'chat.completion.chunk') out.object = 'chat.completion';
+    if (this.usage) out.usage = this.usage;
+    return out;
   }
 }
 
-function mergeToolCall(m: AssistantMessage, t: { index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }): void {
+/** A delta's members add() reads itself; the rest are folded. */
+const DELTA_OWN = new Set(['content', 'refusal', 'reasoning_content', 'tool_calls', 'thinking_blocks']);
+const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
+const CALL_OWN = new Set(['index', 'id', 'function']);
+/** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
+const TEXT_KEYS = new Set(['content', 'refusal', 'reasoning_content', 'arguments', 'text', 'transcript']);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Sets an own member, whatever its name ("__proto__" included). */
+function define(into: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(into, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** A member every chunk repeats whole (an id, system_fingerprint): the last stands, and a null leaves an earlier value. */
+function replace(into: Record<string, unknown>, key: string, value: unknown): void {
+  if (value !== null || !Object.hasOwn(into, key)) define(into, key, value);
+}
+
+/**
+ * Folds a streamed member into what came before, as a client folds deltas:
+ * arrays are appended (logprobs.content, annotations), objects folded member
+ * by member, text pieces joined, and anything else replaced by the last; a
+ * null leaves an earlier value. Arrays and objects folded into are the
+ * accumulator's own copies, never a chunk's.
+ */
+function fold(into: Record<string, unknown>, key: string, value: unknown): void {
+  const had = Object.hasOwn(into, key) ? into[key] : undefined;
+  if (Array.isArray(value)) {
+    if (Array.isArray(had)) had.push(...value);
+    else define(into, key, [...value]);
+  } else if (isRecord(value)) {
+    let target: Record<string, unknown>;
+    if (isRecord(had)) target = had;
+    else define(into, key, (target = {}));
+    for (const k of Object.keys(value)) fold(target, k, value[k]);
+  } else if (typeof value === 'string' && typeof had === 'string' && TEXT_KEYS.has(key)) {
+    define(into, key, had + value);
+  } else if (value !== null || had === undefined) {
+    define(into, key, value);
+  }
+}
+
+function mergeToolCall(m: AssistantMessage, t: ToolCallDelta): void {
   const calls = (m.tool_calls ??= []);
   let call: ToolCall | undefined = calls[t.index];
   if (!call) {
@@ -69,6 +125,8 @@ function mergeToolCall(m: AssistantMessage, t: { index: number; id?: string; typ
   if (t.id) call.id = t.id;
   if (t.function?.name) call.function.name += t.function.name;
   if (t.function?.arguments) call.function.arguments += t.function.arguments;
+  for (const k of Object.keys(t)) if (!CALL_OWN.has(k)) fold(call, k, t[k]);
+  if (t.function) for (const k of Object.keys(t.function)) if (k !== 'name' && k !== 'arguments') fold(call.function, k, (t.function as Record<string, unknown>)[k]);
 }
 
 /** The texts of one choice that moderation must see: content, refusal and every tool call's arguments. */

@@ -65,7 +65,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   ctx.trace.status_code = 200;
   // The upstream's object, every field kept in its order: only what the contract owns is written,
   // into the upstream's own text where there is one (byte for byte otherwise, and no re-serialising).
-  const own: Record<string, unknown> = { id: `chatcmpl_${ctx.requestId.slice(4)}`, model: route.entry.id };
+  const own: Record<string, unknown> = { id: ctx.completionId, model: route.entry.id };
   if (completion.object == null) own.object = 'chat.completion';
   if (completion.created == null) own.created = Math.floor(ctx.startedEpoch / 1000);
   if (completion.usage == null) own.usage = usage;

@@ -72,7 +72,7 @@ class ChatRelay implements BatchSink {
   ) {
     this.storePayload = archivesPayloads(svc, ctx.key!.organization_id);
     this.skim = !buffered && !moderator && !this.storePayload;
-    this.writer = new ChunkWriter(`chatcmpl_${ctx.requestId.slice(4)}`, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
+    this.writer = new ChunkWriter(ctx.completionId, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
     this.out = new SseOut(res, ctx, upstream.headers);
   }
 
@@ -144,7 +144,8 @@ class ChatRelay implements BatchSink {
     const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);
     recordUsage(ctx, this.route, usage);
     ctx.trace.status_code = 200;
-    if (this.storePayload) ctx.trace.payload = { request: JSON.parse(this.upstream.sent), response: { ...acc.completion, usage } };
+    // As the JSON path archives its answer: the upstream's members, with the id and model the caller was given.
+    if (this.storePayload) ctx.trace.payload = { request: JSON.parse(this.upstream.sent), response: { ...acc.completion, id: ctx.completionId, model: this.route.entry.id, usage } };
     // The upstream's own usage chunk already went out as the final chunk; only an estimate needs one of its own.
     if (!acc.usage) out.add(writer.tail(usage), 0);
     if (this.wantBlock) out.add(writer.tail(usage, gatewayBlock(ctx)), 0);

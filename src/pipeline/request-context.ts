@@ -48,6 +48,8 @@ export class RequestContext {
   readonly startedAt = performance.now();
   readonly startedEpoch = Date.now();
   key: KeyRecord | undefined;
+  /** The chat completion's id: the request id's hex under OpenAI's prefix, so either leads to the other. */
+  get completionId(): string { return `chatcmpl_${this.requestId.slice(4)}`; }
   /** Set when a rate limit or budget applied to this request: settled once its usage is known. */
   admission: Admission | undefined = undefined;
   trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at'>;
