@@ -16,7 +16,16 @@
 // model costs per request: the messages to the main thread, its trace
 // writer). Its count is the main thread's and the gateway threads' (those
 // that ran uWS); each thread warms up on its own, and a valgrind'ed JIT is
-// slow to settle, so it first gets INSTR_THREAD_WARMUP (ten times INSTR_WARMUP).
+// slow to settle, so it first gets INSTR_THREAD_WARMUP (20,000 requests).
+//
+// Warm-up: V8 optimises a function only once it has run enough, and after
+// 2,000 requests much of the request path (authenticate, resolveChat, the
+// upstream read) still ran in its baseline tier: a JSON request read 242k
+// instructions after 1,500 requests and 184k after 15,000 (the proxy 282k and
+// 229k, the uWS floor 73k and 63k; 2026-11-28). The longer warm-up prices what
+// a gateway pays once it has served a minute of traffic. A paced stream's
+// warm-up runs in real time (some 40 ms a stream, one at a time), so it gets
+// INSTR_PACED_WARMUP (2,000): its per-chunk code has run 40,000 times by then.
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,8 +39,9 @@ import { chatBody } from './scenarios.js';
 import { benchRequestHeaders } from './production-headers.js';
 
 const N = Number(process.env.INSTR_REQUESTS ?? 2000);
-const WARM = Number(process.env.INSTR_WARMUP ?? 2000);
-const THREAD_WARM = Number(process.env.INSTR_THREAD_WARMUP ?? 10 * WARM);
+const WARM = Number(process.env.INSTR_WARMUP ?? 15_000);
+const PACED_WARM = Number(process.env.INSTR_PACED_WARMUP ?? 2000);
+const THREAD_WARM = Number(process.env.INSTR_THREAD_WARMUP ?? 20_000);
 const SERVERS = fileURLToPath(new URL('./load-servers.js', import.meta.url));
 
 function ready(proc: ChildProcess): Promise<{ port: number; key?: string }> {
@@ -47,7 +57,7 @@ const UWS_OBJECT = /uws_\w+\.node/;
 interface Target { name: string; kind: string; servers: string; threads?: number }
 
 /** Instructions per request of the threads serving `t`, for `body`. */
-async function count(t: Target, upstream: string, body: string, connections: number): Promise<number> {
+async function count(t: Target, upstream: string, body: string, connections: number, warm: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
   const args = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'out')}`,
     process.execPath, ...processExecArgv(buildConfig({}).server.semi_space_mb, []), t.servers, t.kind, upstream];
@@ -62,7 +72,7 @@ async function count(t: Target, upstream: string, body: string, connections: num
     const r = await ready(proc);
     const opts = { url: `http://127.0.0.1:${r.port}/v1/chat/completions`, method: 'POST' as const, connections, body,
       headers: { ...benchRequestHeaders(), 'content-type': 'application/json', authorization: `Bearer ${r.key ?? 'bench'}` } };
-    await autocannon({ ...opts, amount: t.threads ? THREAD_WARM : WARM });
+    await autocannon({ ...opts, amount: t.threads ? THREAD_WARM : warm });
     execFileSync('callgrind_control', ['--instr=on', String(proc.pid)], { stdio: 'ignore' });
     const run = await autocannon({ ...opts, amount: N });
     execFileSync('callgrind_control', ['--instr=off', String(proc.pid)], { stdio: 'ignore' });
@@ -116,14 +126,14 @@ async function main(): Promise<void> {
   // into shared reads, and the count priced how many did. A gateway that kept up better read more often
   // and counted more (fc72e10: 662-677k; a later build, no different in its per-chunk code: 744-780k;
   // one at a time, 1.17-1.21M against 1.20-1.21M).
-  const scenarios: Array<[string, string, number]> = [
-    ['JSON 300 B', chatBody(300, false), 4], ['stream 20 chunks', chatBody(300, true), 4], ['stream, 2 ms pace', chatBody(300, true, { bench_pace_ms: 2 }), 1],
+  const scenarios: Array<[string, string, number, number]> = [
+    ['JSON 300 B', chatBody(300, false), 4, WARM], ['stream 20 chunks', chatBody(300, true), 4, WARM], ['stream, 2 ms pace', chatBody(300, true, { bench_pace_ms: 2 }), 1, PACED_WARM],
   ];
-  console.log(`instructions per request, gateway threads, ${N} requests after ${WARM} (threaded: ${THREAD_WARM}) (callgrind)`);
-  for (const [scenario, body, connections] of scenarios) {
+  console.log(`instructions per request, gateway threads, ${N} requests after ${WARM} (paced: ${PACED_WARM}; threaded: ${THREAD_WARM}) (callgrind)`);
+  for (const [scenario, body, connections, warm] of scenarios) {
     let proxy = NaN;
     for (const t of chosen) {
-      const n = await count(t, upstream, body, connections);
+      const n = await count(t, upstream, body, connections, warm);
       if (t.name === 'proxy') proxy = n;
       console.log(`  ${scenario.padEnd(18)} ${t.name.padEnd(9)} ${Math.round(n).toLocaleString('en').padStart(9)}  ${Number.isNaN(proxy) ? 'n/a' : `${(n / proxy).toFixed(2)}× proxy`}`);
     }
