@@ -258,6 +258,9 @@ for (const http of HTTP_KINDS) {
       await client.responses.create({ model: 'nat-model', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_x', output: '18 C' }] });
       const sent = mock.requests.at(-1)!.body;
       assert.deepEqual(sent.input[1], { type: 'function_call', call_id: 'call_x', name: 'get_weather', arguments: '{"city":"Rome"}' });
+      // Nor to an OpenAI-compatible chat upstream on the translated path: only Gemini reads it back.
+      await client.responses.create({ model: 'up-model', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_x', output: '18 C' }], tools });
+      assert.deepEqual(mock.requests.at(-1)!.body.messages[1].tool_calls, [{ id: 'call_x', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }]);
     });
   });
 }

@@ -33,8 +33,9 @@ async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> 
   const items = await resolveReferences(svc, p.org, p.items);
   const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
   // Fallbacks to another kind are left to their adapter: Gemini drops thinking blocks as it drops reasoning text.
-  const withThinking = svc.config.providers.get(p.route.entry.provider)?.kind === 'anthropic';
-  messages.push(...itemsToMessages(history, () => 'previous_response_id', withThinking), ...itemsToMessages(items, (i) => `input.${i}`, withThinking));
+  const kind = svc.config.providers.get(p.route.entry.provider)?.kind;
+  const carry = { thinking: kind === 'anthropic', extraContent: kind === 'gemini' };
+  messages.push(...itemsToMessages(history, () => 'previous_response_id', carry), ...itemsToMessages(items, (i) => `input.${i}`, carry));
   return toChatRequest(p.req, messages);
 }
 

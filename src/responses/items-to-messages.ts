@@ -3,9 +3,9 @@
 // turn's tool_calls (consecutive calls join one turn, as parallel calls do in
 // chat), function_call_output items become `tool` messages. A reasoning item
 // is left out, but the signed thinking sluice sealed in it goes back on the
-// assistant turn that follows it, when the upstream is Anthropic's, and a
-// call's extra_content on its tool call (signed-reasoning.ts). Any other item
-// type is refused with a 400 naming it.
+// assistant turn that follows it to an Anthropic upstream, and a call's
+// extra_content on its tool call to a Gemini one (signed-reasoning.ts). Any
+// other item type is refused with a 400 naming it.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { extraContentOf, thinkingOf } from './signed-reasoning.js';
@@ -52,11 +52,16 @@ function outputText(output: unknown, at: string): string {
 }
 
 /**
- * `param(i)` names item i in errors: `input.3`, or the stored conversation.
- * `withThinking`: the upstream reads Anthropic's thinking blocks back (any
- * other has nowhere to put them, and a strict one would refuse the member).
+ * What the upstream reads back of another turn's signed reasoning: Anthropic
+ * its thinking blocks, Gemini a call's signature. Any other has nowhere to put
+ * them, and a strict OpenAI-compatible server would refuse the member.
  */
-export function itemsToMessages(items: readonly Item[], param: (i: number) => string, withThinking = false): ChatMessage[] {
+export interface Carry { thinking: boolean; extraContent: boolean }
+
+const NOTHING: Carry = { thinking: false, extraContent: false };
+
+/** `param(i)` names item i in errors: `input.3`, or the stored conversation. */
+export function itemsToMessages(items: readonly Item[], param: (i: number) => string, carry: Carry = NOTHING): ChatMessage[] {
   const messages: ChatMessage[] = [];
   /** Thinking blocks of the reasoning just read, for the assistant turn after it. */
   let thinking: unknown[] | undefined;
@@ -83,7 +88,7 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
           throw new GatewayError('invalid_request', `${at}: a function_call needs call_id, name and arguments.`, { param: at });
         }
         const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        const extra = extraContentOf(item);
+        const extra = carry.extraContent ? extraContentOf(item) : undefined;
         if (extra) call.extra_content = extra;
         let turn = messages.at(-1);
         if (turn?.role === 'assistant' && !turn.refusal) (turn.tool_calls ??= []).push(call);
@@ -98,7 +103,7 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
         return;
       }
       case 'reasoning': {
-        const blocks = withThinking ? thinkingOf(item) : undefined;
+        const blocks = carry.thinking ? thinkingOf(item) : undefined;
         if (blocks) thinking = [...(thinking ?? []), ...blocks];
         return;
       }
