@@ -106,6 +106,13 @@ describe('memberSpans', () => {
     assert.equal(withMembers('{"a":1}', { b: undefined }), undefined);
   });
 
+  test('withMembers writes a string value as JSON.stringify would, whatever it holds', () => {
+    for (const v of ['chatcmpl_0123abcd', 'gpt-4o-mini', '', ' ~!#[]{}', 'quo"te', 'back\\slash', 'tab\t', '\x7f', '\x1f', 'é', '\u2028', '\ud800', '\ud83d\ude00']) {
+      assert.equal(withMembers('{"a":0,"b":1}', { b: v, a: v }), `{"a":${JSON.stringify(v)},"b":${JSON.stringify(v)}}`, JSON.stringify(v));
+      assert.equal(withMembers('{}', { [v]: v }), `{${JSON.stringify(v)}:${JSON.stringify(v)}}`);
+    }
+  });
+
   test('withInnerMembers sets members inside one member\'s object and nowhere else', () => {
     const text = '{"type":"response.created","sequence_number":0 ,"response": {"model":"up","t":1.0,"n":{"model":"keep"}} ,"model":"outer"}';
     assert.equal(withInnerMembers(text, 'response', { model: 'gw', g: [1] }), '{"type":"response.created","sequence_number":0 ,"response": {"model":"gw","t":1.0,"n":{"model":"keep"},"g":[1]} ,"model":"outer"}');
