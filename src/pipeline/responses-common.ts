@@ -3,6 +3,7 @@
 import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { Resolution } from '../routing/resolve-chat.js';
+import { ownEntry } from '../providers/json-shape.js';
 import type { StoredResponse } from '../responses/store.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
 import type { OutputMode } from '../policy/types.js';
@@ -100,7 +101,8 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
       joined.set(key, (joined.get(key) ?? '') + d.delta);
       continue;
     }
-    const done = DONE[ev.name];
+    // The event's name is the upstream's: only the table's own entries (json-shape.ts).
+    const done = ownEntry(DONE, ev.name);
     if (done && typeof d[done] === 'string') texts.push(d[done]);
     if (isObj(d.part)) texts.push(...outputTexts([{ type: 'message', content: [d.part] }]));
     if (isObj(d.item)) texts.push(...outputTexts([d.item]));
