@@ -201,6 +201,9 @@ for (const http of HTTP_KINDS) {
       assert.match(text, /event: error\ndata: .*"code":"content_blocked"/);
       assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
       assert.ok(!text.includes('make'), 'the held-back window covers the start of the match');
+      // Cut after it began: charged what the upstream made (its usage chunk never came, so the estimate).
+      const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
+      assert.ok(trace.prompt_tokens > 0 && trace.completion_tokens > 0 && trace.cost_usd > 0, JSON.stringify(trace));
     });
 
     test('chunked moderation keeps a window per choice of n > 1: one choice\'s match stops the stream, the other\'s clean text is not mixed in', async () => {

@@ -269,6 +269,14 @@ describe('responses API: policy and storage', () => {
     const events = await readSse(res);
     assert.match(events.at(-1)!, /^event: response\.failed\n/);
     assert.ok(events.join('').includes('"delta":"fine"'));
+    // No completed response to settle, yet the upstream made output: charged its estimate, as a cut stream is.
+    for (const org of ['dlp', 'nostore']) {
+      mock.replay = nativeStream('text', ['all ', 'fine'], org === 'dlp' ? 'response.failed' : 'error');
+      const failed = await post(org, { model: 'nat-model', input: 'x', stream: true });
+      await failed.text();
+      const trace = await gw.traces.waitFor(failed.headers.get('x-request-id')!);
+      assert.ok(trace.prompt_tokens > 0 && trace.completion_tokens > 0, `${org}: ${JSON.stringify(trace)}`);
+    }
     // A clean function call from the mock's own Responses API passes whole, under either mode.
     mock.replay = undefined;
     for (const org of ['dlp', 'chunked']) {
@@ -319,6 +327,7 @@ describe('responses API: policy and storage', () => {
     const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
     assert.equal(trace.stream_aborted, true);
     assert.ok(trace.disclosed_bytes > 0);
+    assert.ok(trace.prompt_tokens > 0 && trace.completion_tokens > 0, 'cut after it began: charged what the upstream made');
     await settle();
     const id = JSON.parse(events[0]!.split('\ndata: ')[1]!).response.id;
     assert.equal(await stored(id), undefined, 'a failed response is not stored');

@@ -10,6 +10,7 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { call, chatBody, MGMT_UPSTREAM_ENV, routingConfig, type Reply } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { openStream } from './helpers/raw-stream.js';
 
 after(stopTestPostgres);
 
@@ -160,6 +161,29 @@ describe('rate limits and budgets, in process', () => {
     const second = await chat(k.key, 'dear');
     assert.equal(second.status, 429);
     assert.equal(second.body.error.code, 'budget_exceeded');
+  });
+
+  test('a stream the caller leaves mid-way is charged what the upstream made of it: spend counts, the next request over budget is refused', async () => {
+    const k = await newKey({ budget_usd: { amount: 0.000001, period: 'month' } });
+    // 40 words 50 ms apart: the caller leaves after a few, two seconds before the end.
+    mock.fault = 'slow-chunks';
+    mock.slowMs = 50;
+    try {
+      const s = openStream(gw.url, k.key, { ...chatBody('dear', 'w '.repeat(40)), stream: true });
+      assert.match(await s.first, /^HTTP\/1\.1 200/);
+      await new Promise((r) => setTimeout(r, 300));
+      s.socket.destroy();
+      let spent = 0;
+      for (const t0 = Date.now(); spent === 0 && Date.now() - t0 < 3_000; await new Promise((r) => setTimeout(r, 50))) {
+        spent = (await call(gw.url, admin, 'GET', `/v1/api-keys/${k.id}/usage`)).body.usage.key.budget_usd.spent;
+      }
+      assert.ok(spent > 0, 'the abandoned stream\'s cost reached the budget');
+    } finally {
+      mock.fault = 'none';
+    }
+    const next = await chat(k.key, 'dear');
+    assert.equal(next.status, 429);
+    assert.equal(next.body.error.code, 'budget_exceeded');
   });
 
   test('PATCH changes only the supplied fields; null clears a limit; 400s name the field; 404 across organisations', async () => {

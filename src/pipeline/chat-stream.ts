@@ -129,13 +129,28 @@ class ChatRelay implements BatchSink {
   }
 
   done(ended: boolean, err?: unknown): void {
-    endStream(this.ctx, ended, err, () => this.finish());
+    endStream(this.ctx, ended, err, () => this.finish(), () => this.chargeSoFar());
+  }
+
+  /**
+   * A stream cut short after it began (the caller gone, a block, an upstream
+   * failure) is charged what the upstream made of it, as the provider bills
+   * it: its usage if it sent one, else the estimate of the prompt and the
+   * output seen. A stream that never began is a failed call, whose estimate
+   * goes back (docs/limits.md).
+   */
+  private chargeSoFar(): void {
+    if (!this.res.started) return;
+    recordUsage(this.ctx, this.route, this.acc.usage ?? estimateUsage(this.promptTokens, this.acc.outputChars));
   }
 
   /** The upstream ended and every batch went out. */
   private finish(): void {
     const { ctx, out, writer, acc } = this;
-    if (this.res.aborted) return out.clientLeft();
+    if (this.res.aborted) {
+      this.chargeSoFar();
+      return out.clientLeft();
+    }
     if (this.moderator) {
       const rest = this.moderator.end();
       if (rest.blocked) return void this.block(rest.category);

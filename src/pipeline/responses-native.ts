@@ -128,6 +128,8 @@ async function relayNative(svc: Services, ctx: RequestContext, res: GatewayRespo
 class NativeRelay implements BatchSink {
   private seq = 0;
   private final: Json | undefined;
+  /** A terminal event charged the response's usage (settle). */
+  private settled = false;
   /** The terminal event whose pending marker has landed (markStoring). */
   private marked: StreamEvent | undefined;
 
@@ -165,6 +167,7 @@ class NativeRelay implements BatchSink {
             return markStoring(this.svc, p, d.response).then(() => this.relay(events, i, last));
           }
           own = settle(ctx, p, d.response);
+          this.settled = true;
         } else {
           d.response.model = own.model;
         }
@@ -185,15 +188,35 @@ class NativeRelay implements BatchSink {
   }
 
   done(ended: boolean, err?: unknown): void {
-    endStream(this.ctx, ended, err, () => this.finish());
+    endStream(this.ctx, ended, err, () => this.finish(), () => this.chargeSoFar());
+  }
+
+  /**
+   * As chat's (chat-stream.ts): a stream cut after it began, or ended without
+   * a completed response, is charged what the upstream made of it. A terminal
+   * event already charged its usage; otherwise the usage of the last response
+   * object seen (response.failed carries one), else the estimate of the prompt
+   * and the output sent.
+   */
+  private chargeSoFar(): void {
+    if (!this.out.started || this.settled) return;
+    const prompt = estimateTextTokens(JSON.stringify(this.p.items));
+    const output = Math.ceil(this.out.outputBytes / 4);
+    const usage = chatUsageOf(this.final?.usage) ?? { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+    recordUsage(this.ctx, this.p.route, usage);
   }
 
   /** The upstream ended and every event went out. */
   private finish(): void {
     const { svc, ctx, p, out, final, sent } = this;
     // A caller gone while the upstream was silent ends the stream with no error event (exchange.ts).
-    if (this.res.aborted) return out.clientLeft();
+    if (this.res.aborted) {
+      this.chargeSoFar();
+      return out.clientLeft();
+    }
     ctx.trace.status_code = 200;
+    // Ended by response.failed or an error event, with no terminal response to settle: still charged what was made.
+    this.chargeSoFar();
     out.end();
     if (final && (final.status === 'completed' || final.status === 'incomplete')) {
       if (archivesPayloads(svc, p.org)) ctx.trace.payload = { request: JSON.parse(sent), response: final };

@@ -141,13 +141,22 @@ class TranslatedRelay implements BatchSink {
   }
 
   done(ended: boolean, err?: unknown): void {
-    endStream(this.ctx, ended, err, () => this.finish());
+    endStream(this.ctx, ended, err, () => this.finish(), () => this.chargeSoFar());
+  }
+
+  /** As chat's (chat-stream.ts): a stream cut after it began is charged what the upstream made of it. */
+  private chargeSoFar(): void {
+    if (!this.res.started) return;
+    recordUsage(this.ctx, this.p.route, completionUsage(this.promptTokens, this.acc.completion));
   }
 
   /** The upstream ended and every chunk was relayed. */
   private async finish(): Promise<void> {
     const { svc, ctx, p, out, writer, sent, promptTokens } = this;
-    if (this.res.aborted) return out.clientLeft();
+    if (this.res.aborted) {
+      this.chargeSoFar();
+      return out.clientLeft();
+    }
     if (this.moderator) {
       const rest = this.moderator.end();
       if (rest.blocked) return void this.block(rest.category);

@@ -23,6 +23,8 @@ export class SseOut {
   constructor(private readonly res: GatewayResponse, private readonly ctx: RequestContext, private readonly passHeaders: PassHeaders) {}
 
   get hasOutput(): boolean { return this.disclosed > 0; }
+  /** UTF-8 bytes of model output sent, or going out with what is pending. */
+  get outputBytes(): number { return this.disclosed; }
   get started(): boolean { return this.res.started || this.pending !== ''; }
 
   add(text: string, outputBytes = 0): void {

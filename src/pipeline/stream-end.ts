@@ -8,10 +8,19 @@ import type { RequestContext } from './request-context.js';
 /**
  * `finish` runs only when the upstream ended and every batch went out; what
  * it throws or rejects with, like what a batch threw (`err`), becomes the
- * request's error. Never throws: the exchange calls this from a microtask.
+ * request's error. Otherwise (the caller left, a block, an upstream failure)
+ * `cut` runs first, to charge what the stream had cost. Never throws: the
+ * exchange calls this from a microtask.
  */
-export function endStream(ctx: RequestContext, ended: boolean, err: unknown, finish: () => void | Promise<void>): void {
-  if (err !== undefined || !ended) return ctx.end(err);
+export function endStream(ctx: RequestContext, ended: boolean, err: unknown, finish: () => void | Promise<void>, cut: () => void): void {
+  if (err !== undefined || !ended) {
+    try {
+      cut();
+    } catch {
+      // The trace keeps the usage it had: the request still ends.
+    }
+    return ctx.end(err);
+  }
   let finished: void | Promise<void>;
   try {
     finished = finish();
