@@ -133,6 +133,12 @@ for (const http of HTTP_KINDS) {
       mock.replay = toolCallStream(['{"q":"how to make', ' a bomb"}']);
       const stream = await chat('buffered', { messages: user, stream: true });
       assert.equal(stream.status, 422, 'buffered mode blocks before the first byte');
+      // The upstream made the blocked answer, and its provider bills it: both are charged, the upstream's usage.
+      for (const res of [json, stream]) {
+        const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
+        assert.deepEqual([trace.status_code, trace.prompt_tokens, trace.completion_tokens], [422, usage.prompt_tokens, usage.completion_tokens]);
+        assert.ok(trace.cost_usd > 0);
+      }
     });
 
     test('buffered moderation blocks a refusal and any one of n choices', async () => {
@@ -253,6 +259,8 @@ for (const http of HTTP_KINDS) {
       const early = await chat('chunked', { messages: user, stream: true });
       assert.equal(early.status, 422);
       assert.equal(((await early.json()) as any).error.code, 'content_blocked');
+      const trace = await gw.traces.waitFor(early.headers.get('x-request-id')!);
+      assert.ok(trace.completion_tokens > 0 && trace.cost_usd > 0, 'blocked before the first byte, still charged what the upstream made');
     });
 
     test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {

@@ -212,6 +212,8 @@ describe('responses API: policy and storage', () => {
     const json = await post('dlp', { input: 'how to make a bomb' });
     const text = await json.text();
     assert.equal(json.status, 422, text);
+    // Blocked, but made: both charged.
+    for (const r of [res, json]) assert.ok((await gw.traces.waitFor(r.headers.get('x-request-id')!)).completion_tokens > 0);
     assert.equal(JSON.parse(text).error.code, 'content_blocked');
     assert.ok(!text.includes('make a bomb'));
     // And a function call's arguments, JSON.
@@ -259,6 +261,7 @@ describe('responses API: policy and storage', () => {
           assert.equal(res.status, 422, `${label}: ${text}`);
           assert.equal(JSON.parse(text).error.code, 'content_blocked', label);
           assert.ok(!text.includes('bomb'), label);
+          assert.ok((await gw.traces.waitFor(res.headers.get('x-request-id')!)).completion_tokens > 0, `${label}: charged what was made`);
         }
       }
     }

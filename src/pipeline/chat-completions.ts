@@ -59,9 +59,10 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (chat.stream) return streamChat(svc, ctx, res, upstreamReq, route, wantBlock, promptTokens);
 
   const { completion, sent, headers, text } = await dispatchChat(svc, ctx, route, upstreamReq, res.signal);
-  if (mode !== 'off') await moderateChoices(svc, org, completion);
+  // Charged before it is moderated: a blocked answer was made, and its provider bills it (docs/limits.md).
   const usage = completionUsage(promptTokens, completion);
   recordUsage(ctx, route, usage);
+  if (mode !== 'off') await moderateChoices(svc, org, completion);
   ctx.trace.status_code = 200;
   // The upstream's object, every field kept in its order: only what the contract owns is written,
   // into the upstream's own text where there is one (byte for byte otherwise, and no re-serialising).

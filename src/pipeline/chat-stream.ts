@@ -14,7 +14,7 @@ import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
-import { endStream } from './stream-end.js';
+import { endStream, isBlock } from './stream-end.js';
 import type { Services } from './services.js';
 import { archivesPayloads, dispatchStream } from './dispatch.js';
 
@@ -47,6 +47,8 @@ async function relayBuffered(
   const acc = new StreamAccumulator();
   const all = await collectEvents(upstream.events, svc.config.upstream.max_response_bytes);
   for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
+  // Charged before it is moderated: a blocked answer was made, and its provider bills it (docs/limits.md).
+  recordUsage(ctx, route, acc.usage ?? estimateUsage(promptTokens, acc.outputChars));
   await moderateChoices(svc, org, acc.completion);
   oneBatch(all).pump(new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, acc, undefined, true));
   return HANDED_OFF;
@@ -129,7 +131,7 @@ class ChatRelay implements BatchSink {
   }
 
   done(ended: boolean, err?: unknown): void {
-    endStream(this.ctx, ended, err, () => this.finish(), () => this.chargeSoFar());
+    endStream(this.ctx, ended, err, () => this.finish(), (e) => this.chargeSoFar(e));
   }
 
   /**
@@ -137,10 +139,10 @@ class ChatRelay implements BatchSink {
    * failure) is charged what the upstream made of it, as the provider bills
    * it: its usage if it sent one, else the estimate of the prompt and the
    * output seen. A stream that never began is a failed call, whose estimate
-   * goes back (docs/limits.md).
+   * goes back (docs/limits.md), unless moderation blocked what it made.
    */
-  private chargeSoFar(): void {
-    if (!this.res.started) return;
+  private chargeSoFar(err?: unknown): void {
+    if (!this.res.started && !isBlock(err)) return;
     recordUsage(this.ctx, this.route, this.acc.usage ?? estimateUsage(this.promptTokens, this.acc.outputChars));
   }
 

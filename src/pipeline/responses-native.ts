@@ -9,7 +9,7 @@
 // text of the stream is checked before any event leaves, however it ends
 // (chunked windows over typed events would change what .done events carry).
 // Storing off means storing off upstream too: the body then says store false.
-import type { StreamEvent } from '../domain.js';
+import type { StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { withInnerMembers, withMembers } from '../providers/json-members.js';
@@ -67,14 +67,26 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
   return { value, members, text };
 }
 
+/** The estimate of a response's usage: its prompt (the items sent) and `outputChars` of output, about four to a token. */
+function estimatedUsage(p: Prepared, outputChars: number): Usage {
+  const out = Math.ceil(outputChars / 4);
+  const prompt = estimateTextTokens(JSON.stringify(p.items));
+  return { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out };
+}
+
+/** A collected stream's usage: that of the last response object carrying one, else the estimate of `texts`. */
+function collectedUsage(p: Prepared, events: readonly StreamEvent[], texts: readonly string[]): Usage {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i]!;
+    const usage = ev.type === 'event' && isObj(ev.data.response) ? chatUsageOf(ev.data.response.usage) : undefined;
+    if (usage) return usage;
+  }
+  return estimatedUsage(p, texts.join('').length);
+}
+
 /** Records the usage; returns what the gateway writes on the response object, written on it too. */
 function settle(ctx: RequestContext, p: Prepared, response: Json): Json {
-  const usage = chatUsageOf(response.usage) ?? (() => {
-    const out = Math.ceil(outputTexts(response.output).join('').length / 4);
-    const prompt = estimateTextTokens(JSON.stringify(p.items));
-    return { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out };
-  })();
-  recordUsage(ctx, p.route, usage);
+  recordUsage(ctx, p.route, chatUsageOf(response.usage) ?? estimatedUsage(p, outputTexts(response.output).join('').length));
   const own: Json = { model: p.route.entry.id };
   if (p.wantBlock) own.gateway = gatewayBlock(ctx);
   Object.assign(response, own);
@@ -93,8 +105,9 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
   const answer = await dispatchNative(svc, ctx, p.route, res.signal, (t, s) => svc.upstream.responses(t, body, s, keepSent));
   const response = answer.body;
   if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
-  if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
+  // Charged before it is moderated, as chat's (chat-completions.ts).
   const own = settle(ctx, p, response);
+  if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
   ctx.trace.status_code = 200;
   if (keepSent) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
   await markStoring(svc, p, response);
@@ -117,7 +130,10 @@ async function relayNative(svc: Services, ctx: RequestContext, res: GatewayRespo
   let batches = upstream.events;
   if (p.mode !== 'off') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
-    await moderateTexts(svc, p.org, streamedTexts(all));
+    // Charged before it is moderated, as chat's: the terminal response's usage, else the estimate (the relay settles again).
+    const texts = streamedTexts(all);
+    recordUsage(ctx, p.route, collectedUsage(p, all, texts));
+    await moderateTexts(svc, p.org, texts);
     batches = oneBatch(all);
   }
   batches.pump(new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), upstream.sent));
@@ -200,10 +216,7 @@ class NativeRelay implements BatchSink {
    */
   private chargeSoFar(): void {
     if (!this.out.started || this.settled) return;
-    const prompt = estimateTextTokens(JSON.stringify(this.p.items));
-    const output = Math.ceil(this.out.outputBytes / 4);
-    const usage = chatUsageOf(this.final?.usage) ?? { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
-    recordUsage(this.ctx, this.p.route, usage);
+    recordUsage(this.ctx, this.p.route, chatUsageOf(this.final?.usage) ?? estimatedUsage(this.p, this.out.outputBytes));
   }
 
   /** The upstream ended and every event went out. */

@@ -25,7 +25,7 @@ import { chainItems, loadChain, resolveReferences } from './responses-conversati
 import { markStoring, releaseRequest, saveResponse, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
-import { endStream } from './stream-end.js';
+import { endStream, isBlock } from './stream-end.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;
@@ -52,9 +52,10 @@ export async function translatedResponse(svc: Services, ctx: RequestContext, res
   const promptTokens = estimatePromptTokens(chat.messages);
   if (chat.stream) return translatedStream(svc, ctx, res, p, chat, promptTokens);
   const { completion, sent, headers } = await dispatchChat(svc, ctx, p.route, chat, res.signal);
-  if (p.mode !== 'off') await moderateChoices(svc, p.org, completion);
+  // Charged before it is moderated, as chat's (chat-completions.ts).
   const usage = completionUsage(promptTokens, completion);
   recordUsage(ctx, p.route, usage);
+  if (p.mode !== 'off') await moderateChoices(svc, p.org, completion);
   ctx.trace.status_code = 200;
   const { shell, ids } = shellFor(ctx, p);
   const response = completeResponse(shell, completion, usage, ids);
@@ -78,6 +79,7 @@ async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayRes
   if (p.mode === 'buffered') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
+    recordUsage(ctx, p.route, completionUsage(promptTokens, acc.completion));
     await moderateChoices(svc, p.org, acc.completion);
     batches = oneBatch(all);
   }
@@ -141,12 +143,12 @@ class TranslatedRelay implements BatchSink {
   }
 
   done(ended: boolean, err?: unknown): void {
-    endStream(this.ctx, ended, err, () => this.finish(), () => this.chargeSoFar());
+    endStream(this.ctx, ended, err, () => this.finish(), (e) => this.chargeSoFar(e));
   }
 
   /** As chat's (chat-stream.ts): a stream cut after it began is charged what the upstream made of it. */
-  private chargeSoFar(): void {
-    if (!this.res.started) return;
+  private chargeSoFar(err?: unknown): void {
+    if (!this.res.started && !isBlock(err)) return;
     recordUsage(this.ctx, this.p.route, completionUsage(this.promptTokens, this.acc.completion));
   }
 
