@@ -7,6 +7,7 @@
 // client folds them, a choice's logprobs token by token, and the members each
 // chunk repeats whole (system_fingerprint, service_tier) as the last had them.
 import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, ToolCallDelta, Usage } from '../domain.js';
+import { isObj } from '../responses/types.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -79,11 +80,14 @@ const CALL_OWN = new Set(['index', 'id', 'function']);
 /** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
 const TEXT_KEYS = new Set(['content', 'refusal', 'reasoning_content', 'arguments', 'text', 'transcript']);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Sets an own member, whatever its name ("__proto__" included). */
+/**
+ * Sets an own member, whatever its name: an assignment to "__proto__" would
+ * set the prototype instead. Only that name pays for defineProperty, which
+ * buffered moderation would otherwise run for every member of every chunk.
+ */
 function define(into: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(into, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(into, key, { value, writable: true, enumerable: true, configurable: true });
+  else into[key] = value;
 }
 
 /** A member every chunk repeats whole (an id, system_fingerprint): the last stands, and a null leaves an earlier value. */
@@ -103,9 +107,9 @@ function fold(into: Record<string, unknown>, key: string, value: unknown): void 
   if (Array.isArray(value)) {
     if (Array.isArray(had)) had.push(...value);
     else define(into, key, [...value]);
-  } else if (isRecord(value)) {
+  } else if (isObj(value)) {
     let target: Record<string, unknown>;
-    if (isRecord(had)) target = had;
+    if (isObj(had)) target = had;
     else define(into, key, (target = {}));
     for (const k of Object.keys(value)) fold(target, k, value[k]);
   } else if (typeof value === 'string' && typeof had === 'string' && TEXT_KEYS.has(key)) {
