@@ -24,6 +24,16 @@ test('ids made in a later millisecond sort after every earlier one', async () =>
   for (const id of second) assert.ok(id > lastOfFirst, `${id} sorts before ${lastOfFirst}`);
 });
 
+test('ids made in one millisecond sort in the order they were made', () => {
+  // Each round from a fresh millisecond, and fewer ids than the 2,048 the counter takes before it could wrap in one
+  // (a thread would need two million requests a second for that).
+  for (let round = 0; round < 50; round++) {
+    for (const t = Date.now(); Date.now() === t;);
+    const ids = Array.from({ length: 1_000 }, newRequestId);
+    for (let i = 1; i < ids.length; i++) assert.ok(ids[i]! > ids[i - 1]!, `${ids[i]} made after ${ids[i - 1]}`);
+  }
+});
+
 test('ids do not repeat, even many within one millisecond', () => {
   const n = 200_000;
   const ids = new Set(Array.from({ length: n }, newRequestId));
