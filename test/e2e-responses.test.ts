@@ -306,6 +306,11 @@ for (const http of HTTP_KINDS) {
       mock.replay = undefined;
       await assert.rejects(client.responses.create({ model: 'up-model', input: 'x', tools: [{ type: 'web_search' } as any] }), (e: any) => e.status === 400 && e.param === 'tools.0.type');
       await assert.rejects(client.responses.create({ model: 'up-model', input: 'x', prompt: { id: 'pmpt_1' } } as any), (e: any) => e.status === 400 && e.param === 'prompt');
+      // A member inside an item or a tool, too: it was dropped before.
+      const sent = mock.requests.length;
+      await assert.rejects(client.responses.create({ model: 'up-model', input: [{ role: 'user', content: [{ type: 'input_text', text: 'x', cache_control: { type: 'ephemeral' } }] }] } as any), (e: any) => e.status === 400 && e.param === 'input.0.content.0.cache_control' && /no chat equivalent/.test(e.message));
+      await assert.rejects(client.responses.create({ model: 'up-model', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {}, strict: false, defer_loading: true }] } as any), (e: any) => e.status === 400 && e.param === 'tools.0.defer_loading');
+      assert.equal(mock.requests.length, sent);
       const r = await client.responses.create({ model: 'up-model', input: 'ephemeral', store: false, prompt_cache_key: 'k' });
       assert.equal((r as any).store, false);
       await new Promise((ok) => setTimeout(ok, 100));

@@ -71,6 +71,32 @@ test('what cannot be honoured is a 400 naming the field', () => {
   assert.throws(() => parseResponsesRequest({ model: 'm', input: [{ content: 'no role' }] }), refused('input.0.type'));
 });
 
+test('an item, content part or tool member with no chat equivalent is a 400 naming it, not dropped', () => {
+  const user = (part: Record<string, unknown>) => ({ input: [{ role: 'user', content: [part] }] });
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ input: [{ role: 'user', content: 'hi', cache_control: { type: 'ephemeral' } }] }, 'input.0.cache_control'],
+    [user({ type: 'input_text', text: 'hi', cache_control: { type: 'ephemeral' } }), 'input.0.content.0.cache_control'],
+    [user({ type: 'input_image', image_url: 'https://x/i.png', crop: [0, 0, 1, 1] }), 'input.0.content.0.crop'],
+    [{ input: [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no', reason: 'policy' }] }] }, 'input.0.content.0.reason'],
+    [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}', namespace: 'tools' }] }, 'input.0.namespace'],
+    [{ input: [{ type: 'function_call_output', call_id: 'c', output: 'r', is_error: true }] }, 'input.0.is_error'],
+    [{ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'r', tag: 1 }] }] }, 'input.0.output.0.tag'],
+    [{ input: [{ type: 'reasoning', summary: [], signature: 'x' }] }, 'input.0.signature'],
+    [{ input: 'x', tools: [{ type: 'function', name: 'f', parameters: {}, defer_loading: true }] }, 'tools.0.defer_loading'],
+    [{ input: 'x', text: { format: { type: 'json_schema', name: 's', schema: {}, examples: [] } } }, 'text.format.examples'],
+  ];
+  for (const [body, param] of cases) assert.throws(() => translate(body), refused(param), param);
+  // Members an output item has, replayed as input, describe an earlier answer; a null member is absent.
+  const chat = translate({ input: [
+    { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'a', annotations: [], logprobs: [] }] },
+    { type: 'function_call', id: 'fc_1', status: 'completed', call_id: 'c', name: 'f', arguments: '{}' },
+    { type: 'function_call_output', id: 'fco_1', status: 'completed', call_id: 'c', output: 'r' },
+    { type: 'reasoning', id: 'rs_1', status: null, summary: [], content: [], encrypted_content: null },
+    { role: 'user', content: [{ type: 'input_text', text: 'b', cache_control: null }] },
+  ] });
+  assert.equal(chat.messages.length, 3);
+});
+
 test("a member named as an object's prototype is a field like any other, refused with a 400 naming it", () => {
   // They found Object.prototype's members in the table of default values: "constructor" passed as a
   // default and was dropped, "__proto__" threw a TypeError (a 500).

@@ -5,14 +5,30 @@
 // is left out, but the signed thinking sluice sealed in it goes back on the
 // assistant turn that follows it to an Anthropic upstream, and a call's
 // extra_content on its tool call to a Gemini one (signed-reasoning.ts). Any
-// other item type is refused with a 400 naming it.
+// other item type is refused with a 400 naming it, and so is any member of an
+// item, a content part or a tool that has no chat equivalent: the members an
+// item has as output (`id`, `status`, a text's `annotations` and `logprobs`)
+// describe an earlier answer and are left behind, nothing else is.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { onlyKnown } from './request-to-chat.js';
 import { extraContentOf, thinkingOf } from './signed-reasoning.js';
 import { isObj, type Item } from './types.js';
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
+
+/** The members an item of each type may carry. A map: a caller's type "__proto__" would find Object.prototype's. */
+const ITEM_MEMBERS: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
+  ['message', new Set(['type', 'id', 'status', 'role', 'content'])],
+  ['function_call', new Set(['type', 'id', 'status', 'call_id', 'name', 'arguments', 'extra_content'])],
+  ['function_call_output', new Set(['type', 'id', 'status', 'call_id', 'output'])],
+  // Its summary and OpenAI's own encrypted_content mean something to OpenAI only; ours is read (signed-reasoning.ts).
+  ['reasoning', new Set(['type', 'id', 'status', 'summary', 'content', 'encrypted_content'])],
+]);
+const TEXT_MEMBERS = new Set(['type', 'text', 'annotations', 'logprobs']);
+const REFUSAL_MEMBERS = new Set(['type', 'refusal']);
+const IMAGE_MEMBERS = new Set(['type', 'image_url', 'file_id', 'detail']);
 
 const refuse = (param: string, what: string): never => {
   throw new GatewayError('invalid_request', `${what} needs a provider with a native Responses API.`, { param });
@@ -28,9 +44,14 @@ function content(item: Item, at: string): { content: string | ContentPart[]; ref
   item.content.forEach((p, j) => {
     const where = `${at}.content.${j}`;
     if (!isObj(p)) throw new GatewayError('invalid_request', `${where} must be an object.`, { param: where });
-    if (TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') parts.push({ type: 'text', text: p.text });
-    else if (p.type === 'refusal' && typeof p.refusal === 'string') refusal = (refusal ?? '') + p.refusal;
-    else if (p.type === 'input_image') {
+    if (TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') {
+      onlyKnown(p, TEXT_MEMBERS, where);
+      parts.push({ type: 'text', text: p.text });
+    } else if (p.type === 'refusal' && typeof p.refusal === 'string') {
+      onlyKnown(p, REFUSAL_MEMBERS, where);
+      refusal = (refusal ?? '') + p.refusal;
+    } else if (p.type === 'input_image') {
+      onlyKnown(p, IMAGE_MEMBERS, where);
       if (typeof p.image_url !== 'string') refuse(`${where}.file_id`, 'An image given by file id');
       parts.push({ type: 'image_url', image_url: { url: p.image_url, ...(typeof p.detail === 'string' ? { detail: p.detail } : {}) } });
       image = true;
@@ -44,7 +65,10 @@ function outputText(output: unknown, at: string): string {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
     return output.map((p, j) => {
-      if (isObj(p) && TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') return p.text;
+      if (isObj(p) && TEXT_PARTS.has(p.type as string) && typeof p.text === 'string') {
+        onlyKnown(p, TEXT_MEMBERS, `${at}.output.${j}`);
+        return p.text;
+      }
       return refuse(`${at}.output.${j}`, 'A tool output that is not text');
     }).join('');
   }
@@ -71,6 +95,8 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
   };
   items.forEach((item, i) => {
     const at = param(i);
+    const known = ITEM_MEMBERS.get(item.type);
+    if (known) onlyKnown(item, known, at);
     switch (item.type) {
       case 'message': {
         const role = item.role;

@@ -35,9 +35,20 @@ const refuse = (param: string, why: string): never => {
   throw new GatewayError('invalid_request', `${why} This model's provider has no native Responses API, so it cannot be honoured.`, { param });
 };
 
+/** Refuses the first member of `o` outside `known`, one the chat request has no place for (null counts as absent). */
+export function onlyKnown(o: Json, known: ReadonlySet<string>, at: string): void {
+  for (const k of Object.keys(o)) if (!known.has(k) && o[k] != null) refuse(`${at}.${k}`, `${at}.${k} has no chat equivalent.`);
+}
+
+const TOOL_MEMBERS = new Set(['type', 'name', 'description', 'parameters', 'strict']);
+const FORMAT_ONLY = new Set(['format']);
+const REASONING_MEMBERS = new Set(['effort', 'summary', 'generate_summary']);
+const SCHEMA_FORMAT_MEMBERS = new Set(['type', 'name', 'schema', 'description', 'strict']);
+
 function tools(list: unknown[]): Json[] {
   return list.map((t, i) => {
     if (!isObj(t) || t.type !== 'function') return refuse(`tools.${i}.type`, `Tool type "${isObj(t) ? String(t.type) : typeof t}" is a hosted tool.`);
+    onlyKnown(t, TOOL_MEMBERS, `tools.${i}`);
     const fn: Json = { name: t.name };
     if (t.description != null) fn.description = t.description;
     if (t.parameters != null) fn.parameters = t.parameters;
@@ -53,11 +64,12 @@ function toolChoice(v: unknown): unknown {
 }
 
 function responseFormat(text: Json): Json | undefined {
-  for (const k of Object.keys(text)) if (k !== 'format' && text[k] != null) refuse(`text.${k}`, `text.${k} has no chat equivalent.`);
+  onlyKnown(text, FORMAT_ONLY, 'text');
   const f = text.format;
   if (!isObj(f) || f.type === 'text') return undefined;
   if (f.type === 'json_object') return { type: 'json_object' };
   if (f.type === 'json_schema') {
+    onlyKnown(f, SCHEMA_FORMAT_MEMBERS, 'text.format');
     const schema: Json = { name: f.name, schema: f.schema };
     if (f.description != null) schema.description = f.description;
     if (f.strict != null) schema.strict = f.strict;
@@ -67,7 +79,7 @@ function responseFormat(text: Json): Json | undefined {
 }
 
 function reasoningEffort(r: Json): unknown {
-  for (const k of Object.keys(r)) if (k !== 'effort' && k !== 'summary' && k !== 'generate_summary' && r[k] != null) refuse(`reasoning.${k}`, `reasoning.${k} has no chat equivalent.`);
+  onlyKnown(r, REASONING_MEMBERS, 'reasoning');
   return r.effort ?? undefined;
 }
 
