@@ -108,10 +108,11 @@ for (const http of HTTP_KINDS) {
 
     test('DLP redacts an assistant turn\'s refusal, refusal parts and reasoning before the upstream', async () => {
       mock.replay = completion({ content: 'ok' });
+      const thinking = [{ type: 'thinking', thinking: 'carol@example.com asked', signature: 'sig' }, { type: 'redacted_thinking', data: 'opaque' }];
       const res = await chat('buffered', {
         messages: [
           { role: 'user', content: 'mail carol' },
-          { role: 'assistant', content: null, refusal: 'I will not mail carol@example.com.', reasoning_content: 'carol@example.com is private' },
+          { role: 'assistant', content: null, refusal: 'I will not mail carol@example.com.', reasoning_content: 'carol@example.com is private', thinking_blocks: thinking },
           { role: 'assistant', content: [{ type: 'refusal', refusal: 'Not to dave@example.com either.' }] },
           { role: 'user', content: 'fine' },
         ],
@@ -122,6 +123,8 @@ for (const http of HTTP_KINDS) {
       for (const secret of ['carol@example.com', 'dave@example.com']) assert.ok(!wire.includes(secret), secret);
       assert.equal(sent[1].refusal, 'I will not mail [EMAIL_1].');
       assert.equal(sent[1].reasoning_content, '[EMAIL_1] is private');
+      // Signed thinking goes back upstream too (it was sent unscanned): its text is redacted, the rest kept.
+      assert.deepEqual(sent[1].thinking_blocks, [{ type: 'thinking', thinking: '[EMAIL_1] asked', signature: 'sig' }, { type: 'redacted_thinking', data: 'opaque' }]);
       assert.deepEqual(sent[2].content, [{ type: 'refusal', refusal: 'Not to [EMAIL_2] either.' }]);
     });
 

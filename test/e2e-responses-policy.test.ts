@@ -11,6 +11,7 @@ import type { Transcript } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { readSse, UPSTREAM_KEY_ENV, chatAndNativeUpstreams } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { sealThinking, thinkingOf } from '../src/responses/signed-reasoning.js';
 
 after(stopTestPostgres);
 
@@ -120,6 +121,34 @@ describe('responses API: policy and storage', () => {
     assert.match(body.instructions, /^Operator is \[EMAIL_\d\]$/);
     const kept = (await gw.app.services.pool.query('SELECT response FROM responses WHERE id = $1', [body.id])).rows[0].response;
     assert.equal(kept.instructions, body.instructions);
+  });
+
+  test('DLP redacts a reasoning item\'s summary and the thinking sealed in it, on both paths', async () => {
+    mock.replay = undefined;
+    const reasoning = {
+      type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'alice@example.com asked' }],
+      encrypted_content: sealThinking([{ type: 'thinking', thinking: 'mail alice@example.com', signature: 'sig' }, { type: 'redacted_thinking', data: 'opaque' }]),
+    };
+    const input = [{ role: 'user', content: 'go' }, reasoning, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }, { role: 'user', content: 'again' }];
+    // Native: the item goes upstream as it is, redacted.
+    let res = await post('dlp', { model: 'nat-model', input });
+    assert.equal(res.status, 200, await res.clone().text());
+    const item = mock.requests.at(-1)!.body.input[1];
+    assert.match(item.summary[0].text, /^\[EMAIL_\d\] asked$/);
+    const [thought, redacted] = thinkingOf(item) as any[];
+    assert.match(thought.thinking, /^mail \[EMAIL_\d\]$/);
+    assert.equal(thought.signature, 'sig');
+    assert.deepEqual(redacted, { type: 'redacted_thinking', data: 'opaque' });
+    // Translated: what is stored (and would go back to an Anthropic upstream) holds the redacted thinking only.
+    res = await post('dlp', { input });
+    assert.equal(res.status, 200, await res.clone().text());
+    const body: any = await res.json();
+    await settle();
+    const row = await stored(body.id);
+    assert.ok(row, 'stored');
+    assert.ok(!JSON.stringify(row.input).includes('alice@example.com'));
+    const kept = (row.input as any[]).find((it) => it.type === 'reasoning');
+    assert.match(JSON.stringify(thinkingOf(kept)), /mail \[EMAIL_\d\]/);
   });
 
   test('DLP keeps function-call arguments valid JSON, as for chat: a redacted number becomes its placeholder string', async () => {

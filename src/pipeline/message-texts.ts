@@ -1,12 +1,14 @@
 // Every text of a chat request that the upstream will read and that can carry
 // a caller's data: message content (strings, text parts and an assistant's
-// refusal parts), `name`, an assistant's `refusal` and `reasoning_content`
-// (both go back upstream in a multi-turn conversation), and the arguments of
+// refusal parts), `name`, an assistant's `refusal`, `reasoning_content` and
+// the text of its `thinking_blocks` (all go back upstream in a multi-turn
+// conversation; a redacted thinking block no longer matches its signature,
+// and Anthropic refuses it, which is the point), and the arguments of
 // the tool calls an assistant turn made (tool results are `tool` messages, so
 // their content is covered as content). One walker serves both
 // directions, so collecting and replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
-import { mapArguments, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapArguments, mapTextParts, thinkingKey, type MapText } from '../policy/text-walk.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
 const chatPartKey = (p: Record<string, unknown>): string | undefined => (p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined);
@@ -42,6 +44,10 @@ export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): C
       if (typeof v !== 'string') continue;
       const t = f(v);
       if (t !== v) out = { ...(out ?? m), [key]: t };
+    }
+    if (Array.isArray(m.thinking_blocks)) {
+      const blocks = mapTextParts(m.thinking_blocks, thinkingKey, f);
+      if (blocks !== m.thinking_blocks) out = { ...(out ?? m), thinking_blocks: blocks };
     }
     if (Array.isArray(m.tool_calls)) {
       const calls = mapToolCalls(m.tool_calls, f);

@@ -1,9 +1,11 @@
 // Every text of a Responses request that the upstream will read and that can
 // carry a caller's data: the instructions, message text parts (input_text,
-// output_text, refusal), function-call arguments and function-call outputs
-// (tool results). One walker serves both directions, as message-texts.ts
+// output_text, refusal), function-call arguments, function-call outputs
+// (tool results), and a reasoning item's summary and the thinking sluice
+// sealed in it (signed-reasoning.ts), which goes back to an Anthropic upstream. One walker serves both directions, as message-texts.ts
 // does for chat, so collecting and replacing can never disagree on the order.
 import { mapArguments, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapSealedThinking } from './signed-reasoning.js';
 import type { Item } from './types.js';
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
@@ -33,6 +35,11 @@ function mapItem(item: Item, f: MapText): Item {
     case 'function_call_output': {
       const o = mapContent(item.output, f);
       return o === item.output ? item : { ...item, output: o };
+    }
+    case 'reasoning': {
+      const summary = mapContent(item.summary, f);
+      const sealed = mapSealedThinking(item, f);
+      return summary === item.summary ? sealed : { ...sealed, summary };
     }
     default:
       return item;
