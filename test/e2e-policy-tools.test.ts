@@ -128,6 +128,33 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(sent[2].content, [{ type: 'refusal', refusal: 'Not to [EMAIL_2] either.' }]);
     });
 
+    test('DLP reads every member an OpenAI-compatible upstream is sent, known or not: none carries a value past it', async () => {
+      mock.replay = completion({ content: 'ok' });
+      // Raw text: a "__proto__" member is a member like any other, and must not escape as a prototype.
+      const text = JSON.stringify({
+        model: 'up-model',
+        messages: [{ role: 'user', content: 'hi', x_context: { owner: 'erin@example.com', ids: [4111111111111111] } }],
+        prediction: { type: 'content', content: 'Dear alice@example.com,' },
+        metadata: { owner: 'bob@example.com' },
+        user: 'carol@example.com',
+        safety_identifier: 'dave@example.com',
+        x_vendor_field: ['mail frank@example.com'],
+      }).replace('"x_vendor_field"', '"__proto__":{"note":"grace@example.com"},"x_vendor_field"');
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys.buffered}` }, body: text });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!;
+      const wire = JSON.stringify(sent.body) + JSON.stringify(Object.getOwnPropertyDescriptor(sent.body, '__proto__')?.value);
+      for (const secret of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', '4111111111111111']) assert.ok(!wire.includes(secret), secret);
+      assert.match(sent.body.prediction.content, /^Dear \[EMAIL_\d\],$/);
+      assert.match(sent.body.metadata.owner, /^\[EMAIL_\d\]$/);
+      assert.match(sent.body.user, /^\[EMAIL_\d\]$/);
+      assert.deepEqual(sent.body.messages[0].x_context.ids, ['[CARD_1]']);
+      assert.match(Object.getOwnPropertyDescriptor(sent.body, '__proto__')!.value.note, /^\[EMAIL_\d\]$/);
+      // Settings and what the application writes go as sent.
+      assert.equal(sent.body.model, 'up-model');
+      assert.equal((await gw.traces.waitFor(res.headers.get('x-request-id')!)).redactions, 8);
+    });
+
     test('buffered moderation blocks a tool call whose arguments match, JSON and stream', async () => {
       mock.replay = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"how to make a bomb"}' } }] });
       const json = await chat('buffered', { messages: user });

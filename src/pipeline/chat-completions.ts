@@ -11,7 +11,8 @@ import { streamChat } from './chat-stream.js';
 import { dryRunBody } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
 import { withMembers } from '../providers/json-members.js';
-import { guardMessages } from './guard-input.js';
+import { guardChat } from './guard-input.js';
+import type { ChatTexts } from './message-texts.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
@@ -34,12 +35,12 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const routed = admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
   const route = routed instanceof Promise ? await routed : routed;
 
-  const guarding = guardMessages(svc, ctx, chat.messages, body.text);
+  const guarding = guardChat(svc, ctx, chat, body.text);
   const guarded = guarding instanceof Promise ? await guarding : guarding;
   // The request goes as parsed unless DLP replaced texts: a spread copy of it takes V8's slow path
   // (about 1.5 µs). Where it may, it carries the caller's text for the splice.
   chat.rawText = guarded.callerText;
-  const upstreamReq: ChatRequest = guarded.messages === chat.messages ? chat : { ...chat, messages: guarded.messages };
+  const upstreamReq: ChatRequest = guarded.messages === chat.messages && guarded.raw === chat.raw ? chat : guardedRequest(chat, guarded);
 
   if (dryRun) {
     ctx.trace.dry_run = true;
@@ -75,4 +76,11 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const reply = (text !== undefined ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
+}
+
+/** The request with the texts DLP replaced: its messages, and its own members (a typed copy read by an adapter too). */
+function guardedRequest(chat: ChatRequest, guarded: ChatTexts): ChatRequest {
+  const out: ChatRequest = { ...chat, messages: guarded.messages, raw: guarded.raw };
+  if (guarded.raw !== chat.raw && chat.user !== undefined) out.user = guarded.raw.user as string;
+  return out;
 }

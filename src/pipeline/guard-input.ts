@@ -1,12 +1,12 @@
-// The input guard stage: every string the upstream will see (message-texts.ts
-// says which) goes through DLP and the prompt shield in one call, so
+// The input guard stage: every string the upstream will see that can carry a
+// caller's data (message-texts.ts says which) goes through DLP and the prompt shield in one call, so
 // placeholders are numbered consistently across the whole request. The
 // caller's objects are never mutated.
-import type { ChatMessage } from '../domain.js';
+import type { ChatRequest } from '../domain.js';
 import type { InputScan } from '../policy/types.js';
 import type { Services } from './services.js';
 import type { RequestContext } from './request-context.js';
-import { collectTexts, replaceTexts } from './message-texts.js';
+import { collectTexts, replaceTexts, type ChatTexts } from './message-texts.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 
 /** True when the caller's organisation has an input policy to apply. */
@@ -22,24 +22,25 @@ export async function guardTexts(svc: Services, ctx: RequestContext, texts: stri
 }
 
 /**
- * `callerText` is the body text when it may go upstream as written (the
- * OpenAI-compatible splice): always where no policy read the messages, and
- * after a scan only when the scan changed nothing and the text reads one way
- * (json-keys.ts). A text with a repeated key must not go: the scan read the
- * value JSON.parse keeps, and the upstream's parser may keep the other one,
- * unscanned. Re-serialising what was scanned leaves one reading.
+ * The request's messages and members after the scan (the caller's own where
+ * nothing changed). `callerText` is the body text when it may go upstream as
+ * written (the OpenAI-compatible splice): always where no policy read the
+ * request, and after a scan only when the scan changed nothing and the text
+ * reads one way (json-keys.ts). A text with a repeated key must not go: the
+ * scan read the value JSON.parse keeps, and the upstream's parser may keep
+ * the other one, unscanned. Re-serialising what was scanned leaves one reading.
  */
-type Guarded = { messages: ChatMessage[]; scan: InputScan | undefined; callerText: string | undefined };
+type Guarded = ChatTexts & { scan: InputScan | undefined; callerText: string | undefined };
 
-/** A promise only when a policy reads the messages. */
-export function guardMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string): Guarded | Promise<Guarded> {
+/** A promise only when a policy reads the request. */
+export function guardChat(svc: Services, ctx: RequestContext, chat: ChatRequest, text: string): Guarded | Promise<Guarded> {
   // Without a policy there is nothing to scan: walking every message for its texts would be wasted on the hot path.
-  if (!scansInput(svc, ctx.key!.organization_id)) return { messages, scan: undefined, callerText: text };
-  return scanMessages(svc, ctx, messages, text);
+  if (!scansInput(svc, ctx.key!.organization_id)) return { messages: chat.messages, raw: chat.raw, scan: undefined, callerText: text };
+  return scanChat(svc, ctx, chat, text);
 }
 
-async function scanMessages(svc: Services, ctx: RequestContext, messages: ChatMessage[], text: string): Promise<Guarded> {
-  const scan = await guardTexts(svc, ctx, collectTexts(messages));
-  if (!scan || scan.redactions === 0) return { messages, scan, callerText: keysReadOneWay(text) ? text : undefined };
-  return { messages: replaceTexts(messages, scan.texts), scan, callerText: undefined };
+async function scanChat(svc: Services, ctx: RequestContext, chat: ChatRequest, text: string): Promise<Guarded> {
+  const scan = await guardTexts(svc, ctx, collectTexts(chat));
+  if (!scan || scan.redactions === 0) return { messages: chat.messages, raw: chat.raw, scan, callerText: keysReadOneWay(text) ? text : undefined };
+  return { ...replaceTexts(chat, scan.texts), scan, callerText: undefined };
 }

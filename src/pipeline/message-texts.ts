@@ -1,14 +1,20 @@
 // Every text of a chat request that the upstream will read and that can carry
 // a caller's data: message content (strings, text parts and an assistant's
 // refusal parts), `name`, an assistant's `refusal`, `reasoning_content` and
-// the text of its `thinking_blocks` (all go back upstream in a multi-turn
-// conversation; a redacted thinking block no longer matches its signature,
-// and Anthropic refuses it, which is the point), and the arguments of
-// the tool calls an assistant turn made (tool results are `tool` messages, so
-// their content is covered as content). One walker serves both
-// directions, so collecting and replacing can never disagree on the order.
+// `thinking_blocks` (all go back upstream in a multi-turn conversation; a
+// redacted thinking block no longer matches its signature, and Anthropic
+// refuses it, which is the point), the arguments of the tool calls an
+// assistant turn made (tool results are `tool` messages, so their content is
+// covered as content), and every string in a member sluice does not know:
+// an OpenAI-compatible upstream is sent the caller's members as they are, so
+// a message's unknown member, `prediction`, `metadata`, `user` or a field
+// nobody has invented yet would otherwise carry text past the policy. Only
+// members known to hold no caller text are left out (chat-request fields such
+// as `model` and `temperature`; tools and response formats, which the
+// application writes). One walker serves both directions, so collecting and
+// replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
-import { mapArguments, mapTextParts, thinkingKey, type MapText } from '../policy/text-walk.js';
+import { mapArguments, mapJson, mapTextParts, type MapText } from '../policy/text-walk.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
 const chatPartKey = (p: Record<string, unknown>): string | undefined => (p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined);
@@ -28,48 +34,89 @@ function mapToolCalls(calls: ToolCall[], f: MapText): ToolCall[] {
 /** Plain string fields of a message that reach the upstream besides its content. */
 const STRING_FIELDS = ['name', 'refusal', 'reasoning_content'] as const;
 
-/** The messages with `f` applied to each text; objects are copied only where a text changed, never mutated. */
-export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): ChatMessage[] {
-  return messages.map((m) => {
-    let out: ChatMessage | undefined;
-    if (typeof m.content === 'string') {
-      const t = f(m.content);
-      if (t !== m.content) out = { ...m, content: t };
-    } else if (Array.isArray(m.content)) {
-      const parts = mapTextParts(m.content, chatPartKey, f) as ContentPart[];
-      if (parts !== m.content) out = { ...m, content: parts };
-    }
-    for (const key of STRING_FIELDS) {
-      const v = m[key];
-      if (typeof v !== 'string') continue;
-      const t = f(v);
-      if (t !== v) out = { ...(out ?? m), [key]: t };
-    }
-    if (Array.isArray(m.thinking_blocks)) {
-      const blocks = mapTextParts(m.thinking_blocks, thinkingKey, f);
-      if (blocks !== m.thinking_blocks) out = { ...(out ?? m), thinking_blocks: blocks };
-    }
-    if (Array.isArray(m.tool_calls)) {
-      const calls = mapToolCalls(m.tool_calls, f);
-      if (calls !== m.tool_calls) out = { ...(out ?? m), tool_calls: calls };
-    }
-    // The deprecated single function_call of older clients.
-    const fc = m.function_call as { arguments?: unknown } | undefined;
-    if (fc && typeof fc.arguments === 'string') {
-      const t = mapArguments(fc.arguments, f);
-      if (t !== fc.arguments) out = { ...(out ?? m), function_call: { ...fc, arguments: t } };
-    }
-    return out ?? m;
-  });
+/** A message's members read above, or holding no caller text (ids, the role, an earlier audio answer's reference). */
+const MESSAGE_READ: ReadonlySet<string> = new Set(['role', 'content', ...STRING_FIELDS, 'tool_calls', 'function_call', 'tool_call_id', 'audio']);
+
+/**
+ * The chat request's members that hold no caller text: settings, and what
+ * the application writes (tools, schemas, stop sequences). Every other
+ * member, known or not, is walked for strings.
+ */
+const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
+  'model', 'messages', 'stream', 'stream_options', 'n', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens',
+  'stop', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'tools', 'tool_choice',
+  'parallel_tool_calls', 'response_format', 'functions', 'function_call', 'reasoning_effort', 'service_tier', 'store',
+  'modalities', 'audio', 'verbosity', 'web_search_options',
+]);
+
+function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
+  let out: ChatMessage | undefined;
+  if (typeof m.content === 'string') {
+    const t = f(m.content);
+    if (t !== m.content) out = { ...m, content: t };
+  } else if (Array.isArray(m.content)) {
+    const parts = mapTextParts(m.content, chatPartKey, f) as ContentPart[];
+    if (parts !== m.content) out = { ...m, content: parts };
+  }
+  for (const key of STRING_FIELDS) {
+    const v = m[key];
+    if (typeof v !== 'string') continue;
+    const t = f(v);
+    if (t !== v) out = { ...(out ?? m), [key]: t };
+  }
+  if (Array.isArray(m.tool_calls)) {
+    const calls = mapToolCalls(m.tool_calls, f);
+    if (calls !== m.tool_calls) out = { ...(out ?? m), tool_calls: calls };
+  }
+  // The deprecated single function_call of older clients.
+  const fc = m.function_call as { arguments?: unknown } | undefined;
+  if (fc && typeof fc.arguments === 'string') {
+    const t = mapArguments(fc.arguments, f);
+    if (t !== fc.arguments) out = { ...(out ?? m), function_call: { ...fc, arguments: t } };
+  }
+  // thinking_blocks and anything else: every string in it. A signature or a redacted block's
+  // ciphertext is as much the caller's to fill as the thinking text is.
+  for (const key of Object.keys(m)) {
+    if (MESSAGE_READ.has(key)) continue;
+    const v = m[key];
+    const t = mapJson(v, f);
+    // The copy holds the caller's "__proto__" member as its own, so even that name assigns the member.
+    if (t !== v) (out ??= { ...m })[key] = t;
+  }
+  return out ?? m;
 }
 
-export function collectTexts(messages: readonly ChatMessage[]): string[] {
+/** The messages with `f` applied to each text; objects are copied only where a text changed, never mutated. */
+export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): ChatMessage[] {
+  return messages.map((m) => mapMessage(m, f));
+}
+
+/** The request's own members (not its messages) with `f` applied to every string of those that may hold caller text. */
+export function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(raw)) {
+    if (REQUEST_SETTINGS.has(key)) continue;
+    const v = raw[key];
+    const t = mapJson(v, f);
+    if (t !== v) (out ??= { ...raw })[key] = t;
+  }
+  return out ?? (raw as Record<string, unknown>);
+}
+
+/** A chat request's texts: its messages', then its own members'. */
+export interface ChatTexts { messages: ChatMessage[]; raw: Record<string, unknown> }
+
+function mapChatTexts(chat: Readonly<ChatTexts>, f: MapText): ChatTexts {
+  return { messages: mapMessageTexts(chat.messages, f), raw: mapRequestTexts(chat.raw, f) };
+}
+
+export function collectTexts(chat: Readonly<ChatTexts>): string[] {
   const texts: string[] = [];
-  mapMessageTexts(messages, (t) => { texts.push(t); return t; });
+  mapChatTexts(chat, (t) => { texts.push(t); return t; });
   return texts;
 }
 
-export function replaceTexts(messages: readonly ChatMessage[], texts: readonly string[]): ChatMessage[] {
+export function replaceTexts(chat: Readonly<ChatTexts>, texts: readonly string[]): ChatTexts {
   let i = 0;
-  return mapMessageTexts(messages, () => texts[i++]!);
+  return mapChatTexts(chat, () => texts[i++]!);
 }

@@ -20,16 +20,13 @@ export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<str
   return out ?? (parts as unknown[]);
 }
 
-/** The text of a signed thinking block (Anthropic's `{type: "thinking", thinking, signature}`); a redacted block's `data` is Anthropic's ciphertext. */
-export const thinkingKey = (b: Record<string, unknown>): string | undefined => (b.type === 'thinking' ? 'thinking' : undefined);
-
 /**
  * JSON values, leaf by leaf: each string, and each number as its text. A
  * number that must be redacted becomes its placeholder string, so the result
  * is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where redacting the
  * raw text would have made it unparseable. Keys are left alone.
  */
-function mapJson(value: unknown, f: MapText): unknown {
+export function mapJson(value: unknown, f: MapText): unknown {
   if (typeof value === 'string') return f(value);
   if (typeof value === 'number') {
     const text = String(value);

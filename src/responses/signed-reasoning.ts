@@ -13,7 +13,7 @@
 //
 // Both come back the way the caller's SDK returns output items: an item list
 // replayed as input, an item_reference, or previous_response_id.
-import { mapTextParts, thinkingKey, type MapText } from '../policy/text-walk.js';
+import { mapJson, type MapText } from '../policy/text-walk.js';
 import { isObj, type Item } from './types.js';
 
 /** Marks our own encrypted_content: an OpenAI one (a chain begun on a native upstream) is not ours to read. */
@@ -42,10 +42,14 @@ export function extraContentOf(call: Record<string, unknown>): Record<string, un
   return isObj(call.extra_content) ? call.extra_content : undefined;
 }
 
-/** The reasoning item's sealed thinking with `f` applied to each block's text (input guarding); the item itself when nothing changed. */
+/**
+ * The reasoning item's sealed thinking with `f` applied to every string of its
+ * blocks (input guarding, as a chat turn's thinking_blocks are); the item
+ * itself when nothing changed.
+ */
 export function mapSealedThinking(item: Item, f: MapText): Item {
   const blocks = thinkingOf(item);
   if (!blocks) return item;
-  const mapped = mapTextParts(blocks, thinkingKey, f);
+  const mapped = mapJson(blocks, f) as unknown[];
   return mapped === blocks ? item : { ...item, encrypted_content: sealThinking(mapped) };
 }
