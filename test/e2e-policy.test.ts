@@ -105,6 +105,17 @@ for (const http of HTTP_KINDS) {
       assert.equal(sent[1], 'plain');
     });
 
+    test('DLP applies to every embeddings member the upstream is sent as it is: user, and fields sluice does not know', async () => {
+      const res = await post('buffered', '/v1/embeddings', { model: 'up-embed', input: ['mail bob@example.org'], user: 'bob@example.org', x_tags: ['carol@example.org'] });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!.body;
+      assert.ok(!JSON.stringify(sent).includes('example.org'), JSON.stringify(sent));
+      assert.equal(sent.input[0], 'mail [EMAIL_1]');
+      assert.equal(sent.user, '[EMAIL_1]');
+      assert.deepEqual(sent.x_tags, ['[EMAIL_2]']);
+      assert.equal(sent.encoding_format, 'float');
+    });
+
     test('dry run shows counts by type, never the values, and calls no upstream', async () => {
       const n = mock.requests.length;
       const res = await chat('buffered', 'mail bob@example.org or carol@example.org', {}, { 'gateway-dry-run': 'true' });

@@ -151,6 +151,37 @@ describe('responses API: policy and storage', () => {
     assert.match(JSON.stringify(thinkingOf(kept)), /mail \[EMAIL_\d\]/);
   });
 
+  test('DLP reads every member the native path sends, known or not, and the user the translated path maps', async () => {
+    mock.replay = undefined;
+    const body = {
+      model: 'nat-model',
+      input: [
+        { role: 'user', content: 'hi', x_context: { owner: 'erin@example.com' } },
+        { type: 'custom_tool_call_output', call_id: 'c1', output: 'sent to frank@example.com' },
+      ],
+      metadata: { owner: 'bob@example.com' },
+      user: 'carol@example.com',
+      prompt: { id: 'pmpt_1', variables: { name: 'dave@example.com' } },
+      x_vendor_field: ['mail grace@example.com'],
+    };
+    let res = await post('dlp', body);
+    assert.equal(res.status, 200, await res.clone().text());
+    const sent = mock.requests.at(-1)!.body;
+    const wire = JSON.stringify(sent);
+    for (const secret of ['bob', 'carol', 'dave', 'erin', 'frank', 'grace']) assert.ok(!wire.includes(`${secret}@`), secret);
+    assert.match(sent.metadata.owner, /^\[EMAIL_\d\]$/);
+    assert.match(sent.prompt.variables.name, /^\[EMAIL_\d\]$/);
+    assert.equal(sent.prompt.id, 'pmpt_1');
+    assert.match(sent.input[1].output, /^sent to \[EMAIL_\d\]$/);
+    assert.equal(sent.input[1].call_id, 'c1');
+    const echoed: any = await res.json();
+    assert.ok(!JSON.stringify(echoed).includes('bob@'), 'the echo and the stored response hold what the upstream was sent');
+    // Translated: `user` becomes the chat request's user.
+    res = await post('dlp', { input: 'hi', user: 'carol@example.com' });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.match(mock.requests.at(-1)!.body.user, /^\[EMAIL_\d\]$/);
+  });
+
   test('DLP keeps function-call arguments valid JSON, as for chat: a redacted number becomes its placeholder string', async () => {
     mock.replay = undefined;
     const res = await post('dlp', {

@@ -10,12 +10,16 @@ import { costUsd, estimateTextTokens } from '../routing/token-estimate.js';
 import { parseEmbeddingsRequest } from './embeddings-request.js';
 import { gatewayBlock } from './gateway-block.js';
 import { guardTexts } from './guard-input.js';
+import { mapOtherMembers } from '../policy/text-walk.js';
 import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
 import { authenticate, catalogueFor, headerIsTrue, type Services } from './services.js';
 import { archivesPayloads, dispatchEmbeddings } from './dispatch.js';
 import { admitRequest } from './limits-stage.js';
+
+/** The members that hold no caller text: the input is read on its own. */
+const EMBEDDINGS_SETTINGS: ReadonlySet<string> = new Set(['model', 'input', 'encoding_format', 'dimensions']);
 
 function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEntry {
   const activated = catalogueFor(svc, orgId).byId.get(model) ?? [];
@@ -42,8 +46,17 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   ctx.trace.model = entry.id;
   ctx.trace.route_reason = 'default';
 
-  const scan = await guardTexts(svc, ctx, emb.input);
-  if (scan && scan.redactions) emb.input = scan.texts;
+  // The input, then every string of the members an OpenAI-compatible upstream is sent as they are (`user`, unknown ones).
+  const raw = emb.raw ?? {};
+  const texts = [...emb.input];
+  mapOtherMembers(raw, EMBEDDINGS_SETTINGS, (t) => { texts.push(t); return t; });
+  const scan = await guardTexts(svc, ctx, texts);
+  if (scan && scan.redactions) {
+    emb.input = scan.texts.slice(0, emb.input.length);
+    let i = emb.input.length;
+    emb.raw = mapOtherMembers(raw, EMBEDDINGS_SETTINGS, () => scan.texts[i++]!);
+    if (emb.user !== undefined) emb.user = emb.raw.user as string;
+  }
 
   const { result, sent, headers } = await dispatchEmbeddings(svc, ctx, entry, emb, res.signal);
   expectOneVectorPerInput(result.vectors, emb.input.length);

@@ -14,7 +14,7 @@
 // application writes). One walker serves both directions, so collecting and
 // replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
-import { mapArguments, mapJson, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
 const chatPartKey = (p: Record<string, unknown>): string | undefined => (p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined);
@@ -76,14 +76,7 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   }
   // thinking_blocks and anything else: every string in it. A signature or a redacted block's
   // ciphertext is as much the caller's to fill as the thinking text is.
-  for (const key of Object.keys(m)) {
-    if (MESSAGE_READ.has(key)) continue;
-    const v = m[key];
-    const t = mapJson(v, f);
-    // The copy holds the caller's "__proto__" member as its own, so even that name assigns the member.
-    if (t !== v) (out ??= { ...m })[key] = t;
-  }
-  return out ?? m;
+  return mapOtherMembers(out ?? m, MESSAGE_READ, f);
 }
 
 /** The messages with `f` applied to each text; objects are copied only where a text changed, never mutated. */
@@ -93,14 +86,7 @@ export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): C
 
 /** The request's own members (not its messages) with `f` applied to every string of those that may hold caller text. */
 export function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
-  let out: Record<string, unknown> | undefined;
-  for (const key of Object.keys(raw)) {
-    if (REQUEST_SETTINGS.has(key)) continue;
-    const v = raw[key];
-    const t = mapJson(v, f);
-    if (t !== v) (out ??= { ...raw })[key] = t;
-  }
-  return out ?? (raw as Record<string, unknown>);
+  return mapOtherMembers(raw as Record<string, unknown>, REQUEST_SETTINGS, f);
 }
 
 /** A chat request's texts: its messages', then its own members'. */

@@ -1,6 +1,6 @@
 // POST /v1/responses, as stages: authenticate, read body, read the conversation
 // behind previous_response_id (its size counts for limits and routing), resolve route, guard
-// input (instructions and every input item's texts, tool outputs included),
+// input (instructions, every input item's texts, tool outputs included, and every other member that may hold caller text),
 // (dry run), then the native path for providers with a Responses API or the
 // translated path through the chat adapters for every other.
 import { GatewayError } from '../errors.js';
@@ -29,7 +29,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   ctx.trace.requested_model = r.model;
   ctx.trace.streamed = r.stream;
 
-  const input = { instructions: r.instructions, items: r.input };
+  const input = { instructions: r.instructions, items: r.input, raw: r.raw };
   const texts = collectInputTexts(input);
   // The conversation behind previous_response_id is prompt too (the upstream reads all of it, on either path),
   // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.
@@ -43,6 +43,12 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
 
   const scan = await guardTexts(svc, ctx, texts);
   const guarded = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+  // A member DLP changed (metadata, user, ...) goes on in every use of the request: sent, echoed and stored.
+  // The native path then re-serialises the body rather than splice into the caller's text.
+  if (guarded.raw && guarded.raw !== r.raw) {
+    r.raw = guarded.raw;
+    r.text = undefined;
+  }
 
   if (dryRun) {
     ctx.trace.dry_run = true;

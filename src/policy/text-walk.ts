@@ -46,6 +46,23 @@ export function mapJson(value: unknown, f: MapText): unknown {
   return value;
 }
 
+/**
+ * `o` with every string (and number) mapped in each of its members outside
+ * `skip`, the members known to hold no caller text; `o` itself when nothing
+ * changed. The spread copy holds a caller's "__proto__" member as its own, so
+ * even that name assigns the member rather than a prototype.
+ */
+export function mapOtherMembers<T extends Record<string, unknown>>(o: T, skip: ReadonlySet<string>, f: MapText): T {
+  let out: T | undefined;
+  for (const key of Object.keys(o)) {
+    if (skip.has(key)) continue;
+    const v = o[key];
+    const t = mapJson(v, f);
+    if (t !== v) (out ??= { ...o })[key as keyof T] = t as T[keyof T];
+  }
+  return out ?? o;
+}
+
 /** Tool-call arguments are JSON text: mapped value by value when they parse, as one text when they do not. */
 export function mapArguments(args: string, f: MapText): string {
   let parsed: unknown;

@@ -1,12 +1,17 @@
 // Every text of a Responses request that the upstream will read and that can
 // carry a caller's data: the instructions, message text parts (input_text,
 // output_text, refusal), function-call arguments, function-call outputs
-// (tool results), and a reasoning item's summary and the thinking sluice
-// sealed in it (signed-reasoning.ts), which goes back to an Anthropic upstream. One walker serves both directions, as message-texts.ts
-// does for chat, so collecting and replacing can never disagree on the order.
-import { mapArguments, mapTextParts, type MapText } from '../policy/text-walk.js';
-import { mapSealedThinking } from './signed-reasoning.js';
-import type { Item } from './types.js';
+// (tool results), a reasoning item's summary and the thinking sluice sealed
+// in it (signed-reasoning.ts), which goes back to an Anthropic upstream; and,
+// as for chat (message-texts.ts), every string in any other member of an item
+// or of the request, known or not (`metadata`, `user`, a prompt's variables,
+// an item type sluice does not read), since the native path sends them as
+// they are. Only members that hold no caller text are left out. One walker
+// serves both directions, so collecting and replacing can never disagree on
+// the order.
+import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapSealedThinking, thinkingOf } from './signed-reasoning.js';
+import type { Item, Json } from './types.js';
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
 
@@ -20,7 +25,32 @@ function mapContent(content: unknown, f: MapText): unknown {
   return content;
 }
 
-function mapItem(item: Item, f: MapText): Item {
+/** An item's members that hold no caller text, whatever its type. */
+const STRUCTURAL = ['type', 'id', 'status', 'call_id', 'role', 'name'];
+
+/**
+ * Per type, the members the generic walk leaves alone: those, and the ones
+ * mapRead's case reads itself. A map: a caller's type "__proto__" would find
+ * Object.prototype's.
+ */
+const SKIP: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
+  ['message', new Set([...STRUCTURAL, 'content'])],
+  ['function_call', new Set([...STRUCTURAL, 'arguments'])],
+  ['function_call_output', new Set([...STRUCTURAL, 'output'])],
+  ['reasoning', new Set([...STRUCTURAL, 'summary'])],
+]);
+const ANY_TYPE: ReadonlySet<string> = new Set(STRUCTURAL);
+/** A reasoning item carrying thinking sluice sealed: the seal is read block by block (mapRead), not as one string. */
+const SEALED_REASONING: ReadonlySet<string> = new Set([...STRUCTURAL, 'summary', 'encrypted_content']);
+
+/** The request's members that hold no caller text: settings, and what the application writes (tools, formats). */
+const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
+  'model', 'input', 'instructions', 'stream', 'stream_options', 'store', 'previous_response_id', 'conversation', 'background',
+  'max_output_tokens', 'max_tool_calls', 'temperature', 'top_p', 'top_logprobs', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'text', 'reasoning', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention',
+]);
+
+function mapRead(item: Item, f: MapText): Item {
   switch (item.type) {
     case 'message': {
       const c = mapContent(item.content, f);
@@ -38,6 +68,7 @@ function mapItem(item: Item, f: MapText): Item {
     }
     case 'reasoning': {
       const summary = mapContent(item.summary, f);
+      // Ours is unsealed and read block by block; OpenAI's own is a string like any other (mapItem).
       const sealed = mapSealedThinking(item, f);
       return summary === item.summary ? sealed : { ...sealed, summary };
     }
@@ -46,12 +77,21 @@ function mapItem(item: Item, f: MapText): Item {
   }
 }
 
-export interface GuardableInput { instructions: string | undefined; items: readonly Item[] }
+function mapItem(item: Item, f: MapText): Item {
+  const skip = item.type === 'reasoning' && thinkingOf(item) ? SEALED_REASONING : SKIP.get(item.type) ?? ANY_TYPE;
+  // The case's own members, then every other that may hold caller text.
+  return mapOtherMembers(mapRead(item, f), skip, f);
+}
+
+export interface GuardableInput { instructions: string | undefined; items: readonly Item[]; raw?: Json }
+
+export interface GuardedInput { instructions: string | undefined; items: Item[]; raw: Json | undefined }
 
 /** The input with `f` applied to each text; objects are copied only where a text changed, never mutated. */
-export function mapInputTexts(input: GuardableInput, f: MapText): { instructions: string | undefined; items: Item[] } {
+export function mapInputTexts(input: GuardableInput, f: MapText): GuardedInput {
   const instructions = input.instructions === undefined ? undefined : f(input.instructions);
-  return { instructions, items: input.items.map((it) => mapItem(it, f)) };
+  const items = input.items.map((it) => mapItem(it, f));
+  return { instructions, items, raw: input.raw && mapOtherMembers(input.raw, REQUEST_SETTINGS, f) };
 }
 
 export function collectInputTexts(input: GuardableInput): string[] {
@@ -60,7 +100,7 @@ export function collectInputTexts(input: GuardableInput): string[] {
   return texts;
 }
 
-export function replaceInputTexts(input: GuardableInput, texts: readonly string[]): { instructions: string | undefined; items: Item[] } {
+export function replaceInputTexts(input: GuardableInput, texts: readonly string[]): GuardedInput {
   let i = 0;
   return mapInputTexts(input, () => texts[i++]!);
 }
