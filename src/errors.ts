@@ -84,9 +84,23 @@ export class GatewayError extends Error {
   }
 }
 
-/** Anything thrown that is not a GatewayError is a bug: it becomes a 500 without leaking internals. */
+/**
+ * What V8 throws when a recursion runs out of stack. JSON.parse reads any
+ * depth, but JSON.stringify, structured clone and every walk over a caller's
+ * JSON recurse: a body of a few KB nested some 5,000 levels deep ran them out.
+ */
+const STACK_EXHAUSTED = 'Maximum call stack size exceeded';
+
+/**
+ * Anything thrown that is not a GatewayError is a bug, and becomes a 500
+ * without leaking internals; except exhausted stack, which on the request
+ * path only JSON nested thousands deep causes: a 400, as the caller's to fix.
+ */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof RangeError && err.message === STACK_EXHAUSTED) {
+    return new GatewayError('invalid_request', 'The JSON is nested too deeply to be processed.', { cause: err });
+  }
   return new GatewayError('gateway_error', undefined, { cause: err });
 }
 

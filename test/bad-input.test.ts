@@ -8,6 +8,10 @@ import { stopTestPostgres } from './helpers/pg.js';
 import { Agent, request as httpRequest } from 'node:http';
 import { rawExchange, rawRequest } from './helpers/raw-http.js';
 import { createHttpServer } from '../src/http/create-server.js';
+import { startOpenAIMock, OPENAI_MOCK_KEY } from './mocks/openai-mock.js';
+import { startAnthropicMock, ANTHROPIC_MOCK_KEY } from './mocks/anthropic-mock.js';
+import { startGeminiMock, GEMINI_MOCK_KEY } from './mocks/gemini-mock.js';
+import type { MockUpstream } from './mocks/mock-server.js';
 
 after(stopTestPostgres);
 
@@ -98,6 +102,80 @@ for (const http of HTTP_KINDS) {
         assert.equal(ok.status, 200, 'the gateway serves the next request');
       });
     }
+  });
+
+  // JSON.parse reads any depth, but JSON.stringify and every walk over a caller's JSON recurse: a value nested
+  // some 5,000 levels deep inside a valid request (a few KB) ran them out of stack, a 500, on every provider.
+  describe(`JSON nested thousands of levels deep inside a valid request is a 400, never a 500: ${http}`, () => {
+    let gw: TestGateway;
+    let mocks: MockUpstream[];
+    const keys: Record<string, string> = {};
+    before(async () => {
+      mocks = [await startOpenAIMock(), await startAnthropicMock(), await startGeminiMock()];
+      const [oa, an, ge] = mocks;
+      gw = await startGateway({
+        http,
+        env: { DEEP_OA_KEY: OPENAI_MOCK_KEY, DEEP_AN_KEY: ANTHROPIC_MOCK_KEY, DEEP_GE_KEY: GEMINI_MOCK_KEY },
+        config: {
+          providers: {
+            up: { kind: 'openai', base_url: `${oa!.url}/v1`, api_key_env: 'DEEP_OA_KEY' },
+            nat: { kind: 'openai', base_url: `${oa!.url}/v1`, api_key_env: 'DEEP_OA_KEY', responses_api: true },
+            an: { kind: 'anthropic', base_url: an!.url, api_key_env: 'DEEP_AN_KEY' },
+            ge: { kind: 'gemini', base_url: ge!.url, api_key_env: 'DEEP_GE_KEY' },
+          },
+          models: [
+            { id: 'up-model', provider: 'up', context_window: 1e8, pricing: { prompt: 1, completion: 2 } },
+            { id: 'nat-model', provider: 'nat', context_window: 1e8, pricing: { prompt: 1, completion: 2 } },
+            { id: 'claude-x', provider: 'an', context_window: 1e8, pricing: { prompt: 1, completion: 2 } },
+            { id: 'gemini-x', provider: 'ge', context_window: 1e8, pricing: { prompt: 1, completion: 2 } },
+            { id: 'up-embed', provider: 'up', type: 'embedding', context_window: 8000, pricing: { prompt: 1, completion: 0 } },
+          ],
+          organizations: [
+            { id: 'dlp', models: ['up-model', 'nat-model', 'claude-x', 'gemini-x', 'up-embed'], policy: { dlp: { detectors: 'all' } } },
+            { id: 'plain', models: ['up-model', 'nat-model', 'claude-x', 'gemini-x', 'up-embed'] },
+          ],
+        },
+      });
+      for (const org of ['dlp', 'plain']) keys[org] = await gw.key(org);
+    });
+    after(async () => { await gw.close(); for (const m of mocks) await m.close(); });
+
+    const DEPTH = 6000;
+    const deep = '['.repeat(DEPTH) + '"a@b.co"' + ']'.repeat(DEPTH);
+    const user = '[{"role":"user","content":"hi"}]';
+    const called = `[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":${JSON.stringify(deep)}}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`;
+    const chat = (model: string) => [
+      `{"model":"${model}","messages":${user},"x_vendor":${deep}}`,
+      `{"model":"${model}","messages":[{"role":"user","content":"hi","x_ctx":${deep}}]}`,
+      `{"model":"${model}","messages":${called}}`,
+    ];
+    const requests: Array<[string, string]> = [
+      ...['up-model', 'claude-x', 'gemini-x'].flatMap((m) => chat(m).map((b): [string, string] => ['/v1/chat/completions', b])),
+      ['/v1/responses', `{"model":"nat-model","input":"hi","metadata":{"a":"b"},"x_vendor":${deep}}`],
+      ['/v1/responses', `{"model":"nat-model","input":[{"role":"user","content":"hi","x_ctx":${deep}}]}`],
+      ['/v1/responses', `{"model":"claude-x","input":[{"type":"function_call","call_id":"c","name":"f","arguments":${JSON.stringify(deep)}},{"type":"function_call_output","call_id":"c","output":"r"}]}`],
+      ['/v1/embeddings', `{"model":"up-embed","input":["a"],"x_vendor":${deep}}`],
+    ];
+
+    for (const org of ['dlp', 'plain']) {
+      test(`${org}: every path and provider answers 4xx or passes the request on`, async () => {
+        for (const [path, body] of requests) {
+          const r = await rawRequest(gw.url, 'POST', path, { authorization: `Bearer ${keys[org]}`, 'content-type': 'application/json' }, body);
+          // Passed on as written, it may be more than the mock upstream can read: its failure is a 502 upstream_error.
+          const passedOn = r.status === 200 || r.body?.error?.code === 'upstream_error';
+          assert.ok(passedOn || (r.status >= 400 && r.status < 500), `${path} ${body.slice(0, 60)}: ${r.status} ${r.text.slice(0, 200)}`);
+        }
+      });
+    }
+
+    test('DLP over a member nested too deeply to walk: a 400 saying so, and nothing sent', async () => {
+      const sent = mocks[0]!.requests.length;
+      const r = await rawRequest(gw.url, 'POST', '/v1/chat/completions', { authorization: `Bearer ${keys.dlp}`, 'content-type': 'application/json' }, chat('up-model')[0]);
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'invalid_request');
+      assert.equal(r.body.error.message, 'The JSON is nested too deeply to be processed.');
+      assert.equal(mocks[0]!.requests.length, sent);
+    });
   });
 
   // Found by test/fuzz.test.ts: what the HTTP parsers do before sluice's router sees a request.

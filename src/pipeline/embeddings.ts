@@ -9,7 +9,7 @@ import { hasEmbeddings } from '../providers/registry.js';
 import { costUsd, estimateTextTokens } from '../routing/token-estimate.js';
 import { parseEmbeddingsRequest } from './embeddings-request.js';
 import { gatewayBlock } from './gateway-block.js';
-import { guardTexts } from './guard-input.js';
+import { guardTexts, scansInput } from './guard-input.js';
 import { mapOtherMembers } from '../policy/text-walk.js';
 import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
@@ -46,10 +46,11 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   ctx.trace.model = entry.id;
   ctx.trace.route_reason = 'default';
 
-  // The input, then every string of the members an OpenAI-compatible upstream is sent as they are (`user`, unknown ones).
+  // For a policy, the input and then every string of the members an OpenAI-compatible upstream is sent as
+  // they are (`user`, unknown ones).
   const raw = emb.raw ?? {};
   const texts = [...emb.input];
-  mapOtherMembers(raw, EMBEDDINGS_SETTINGS, (t) => { texts.push(t); return t; });
+  if (scansInput(svc, org)) mapOtherMembers(raw, EMBEDDINGS_SETTINGS, (t) => { texts.push(t); return t; });
   const scan = await guardTexts(svc, ctx, texts);
   if (scan && scan.redactions) {
     emb.input = scan.texts.slice(0, emb.input.length);

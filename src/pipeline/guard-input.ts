@@ -10,7 +10,7 @@ import { collectTexts, replaceTexts, type ChatTexts } from './message-texts.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 
 /** True when the caller's organisation has an input policy to apply. */
-const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
+export const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
 
 /** Scans `texts`, records the count on the trace, and returns the scan (undefined when no policy engine runs). */
 export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[]): Promise<InputScan | undefined> {

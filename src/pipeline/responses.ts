@@ -8,7 +8,7 @@ import type { GatewayRequest, GatewayResponse } from '../http/types.js';
 import { collectInputTexts, replaceInputTexts } from '../responses/input-texts.js';
 import { parseResponsesRequest } from '../responses/request-parse.js';
 import { dryRunBody } from './dry-run.js';
-import { guardTexts } from './guard-input.js';
+import { guardTexts, scansInput } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
@@ -29,7 +29,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   ctx.trace.requested_model = r.model;
   ctx.trace.streamed = r.stream;
 
-  const input = { instructions: r.instructions, items: r.input, raw: r.raw };
+  // The request's other members are walked only for a policy: their strings are neither prompt nor free to walk.
+  const input = { instructions: r.instructions, items: r.input, raw: scansInput(svc, org) ? r.raw : undefined };
   const texts = collectInputTexts(input);
   // The conversation behind previous_response_id is prompt too (the upstream reads all of it, on either path),
   // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.
