@@ -319,9 +319,18 @@ export interface TraceRecord {
   attempts?: UpstreamAttempt[] | null;
   /** `provider/model` of the first target, when a fallback answered instead. */
   fallback_from?: string | null;
-  /** Present only when the organisation stores payloads: the request as sent upstream (after redaction) and the response. */
-  payload?: { request: unknown; response: unknown };
+  /**
+   * Present only when the organisation stores payloads: the JSON text of
+   * `{request, response}`, made as the request ended (payloadText). Text, not
+   * the objects: a caller's JSON nested thousands deep passes JSON.parse, but
+   * the structured clone to the trace writer's thread and the spool's
+   * msgpack recurse, and ran out of stack with the whole batch in hand.
+   */
+  payload?: string;
 }
+
+/** What the payload archive keeps of one request: the request as sent upstream (after redaction) and the response. */
+export interface TracePayload { request: unknown; response: unknown }
 
 /**
  * One try at an upstream. `status` is the upstream's HTTP status, 200 on

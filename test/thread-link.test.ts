@@ -8,6 +8,8 @@ import { ThreadLink } from '../src/threads/thread-link.js';
 import type { FromThread } from '../src/threads/protocol.js';
 import { decodeTraceRow } from '../src/traces/copy-encoder.js';
 import { sampleTrace } from './helpers/trace-fixtures.js';
+import { MessageChannel } from 'node:worker_threads';
+import { RequestContext } from '../src/pipeline/request-context.js';
 
 type Traces = Extract<FromThread, { type: 'traces' }>;
 
@@ -44,7 +46,7 @@ test('a full message leaves at once; close() sends what is left', () => {
 
 test('a row with a payload, or without an organisation, goes whole', () => {
   const { link: l, sent } = link();
-  const withPayload = sampleTrace({ payload: { request: { a: 1 }, response: { b: 2 } } });
+  const withPayload = sampleTrace({ payload: '{"request":{"a":1},"response":{"b":2}}' });
   const orphan = sampleTrace({ organization_id: '' });
   l.record(withPayload);
   l.record(orphan);
@@ -53,4 +55,26 @@ test('a row with a payload, or without an organisation, goes whole', () => {
   assert.equal(sent.length, 1);
   assert.deepEqual(sent[0]!.rows, [withPayload, orphan]);
   assert.equal(sent[0]!.created.length, 1);
+});
+
+test('a payload nested thousands of levels deep crosses to the writer as its text: one structured clone of the objects ran out of stack, and the batch with it', () => {
+  const deep = JSON.parse(`${'['.repeat(4500)}"x"${']'.repeat(4500)}`) as unknown;
+  const ctx = new RequestContext('chat');
+  ctx.key = { id: 'key_1', organization_id: 'org_1' } as RequestContext['key'];
+  ctx.trace.payload = { request: { messages: deep }, response: { ok: true } };
+  const trace = ctx.toTrace()!;
+  // Its JSON, or, past JSON.stringify's own stack, the archive's error note: text either way.
+  assert.equal(typeof trace.payload, 'string');
+  const { port1, port2 } = new MessageChannel();
+  try {
+    const posted: unknown[] = [];
+    const l = new ThreadLink({ postMessage: (m) => { port1.postMessage(m); posted.push(m); } }, 0);
+    l.record(trace);
+    l.record(sampleTrace());
+    assert.doesNotThrow(() => l.close());
+    assert.equal(posted.length, 1, 'the batch went, both rows in it');
+  } finally {
+    port1.close();
+    port2.close();
+  }
 });

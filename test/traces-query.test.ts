@@ -32,7 +32,7 @@ before(async () => {
     const t = sampleTrace({
       organization_id: 'org_q', request_id: `req_q_${String(i).padStart(3, '0')}`, created_at: base + Math.floor(i / 2) * 1000,
       provider: i % 3 === 0 ? 'anthropic' : 'openai', status_code: i % 5 === 0 ? 502 : 200,
-      ...(i === 7 ? { payload: { request: { a: 1 }, response: { b: 2 } } } : {}),
+      ...(i === 7 ? { payload: '{"request":{"a":1},"response":{"b":2}}' } : {}),
     });
     mine.push(t);
     p.record(t);

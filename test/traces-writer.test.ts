@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { countRows, sampleTrace, traceSettings, useTraceDatabase, waitFor } from './helpers/trace-fixtures.js';
 import { TracePipeline } from '../src/traces/pipeline.js';
-import { fetchPayload } from '../src/traces/payload-archive.js';
+import { compressPayload, fetchPayload, payloadText } from '../src/traces/payload-archive.js';
+import { gunzipSync } from 'node:zlib';
 import { PartitionKeeper } from '../src/traces/partitions.js';
 import { writeBatch } from '../src/traces/pg-writer.js';
 import { decodeTraceRow, encodeTraceRow } from '../src/traces/copy-encoder.js';
@@ -91,7 +92,7 @@ test('payloads are archived compressed and fetched back', async () => {
   const p = pipeline();
   p.start();
   const payload = { request: { model: 'gpt', messages: [{ role: 'user', content: 'hi [REDACTED]' }] }, response: { choices: [{ text: 'x'.repeat(5000) }] } };
-  const t = sampleTrace({ payload });
+  const t = sampleTrace({ payload: payloadText(payload) });
   const plain = sampleTrace();
   p.record(t);
   p.record(plain);
@@ -130,7 +131,7 @@ test('rows for a day without a partition create it; retention drops old days', a
   // Retention long enough that the pipeline's own maintenance keeps 2020; the explicit call below drops it.
   const p = pipeline({ retention_days: 3650 });
   p.start();
-  const old = sampleTrace({ organization_id: 'org_old', created_at: Date.parse('2020-01-15T12:00:00Z'), payload: { request: 1, response: 2 } });
+  const old = sampleTrace({ organization_id: 'org_old', created_at: Date.parse('2020-01-15T12:00:00Z'), payload: payloadText({ request: 1, response: 2 }) });
   p.record(old);
   await p.close();
   assert.equal((await countRows(pool, 'organization_id = $1', ['org_old'])).rows, 1);
@@ -142,16 +143,24 @@ test('rows for a day without a partition create it; retention drops old days', a
   assert.ok(parts.rows[0].n >= 4, 'yesterday to two days ahead remain');
 });
 
-test('a payload JSON cannot encode does not hold up its batch', async () => {
+test('a payload JSON cannot encode is archived as an error note, and does not hold up its batch', async () => {
+  // Made as the request ends: a BigInt, or nesting deeper than JSON.stringify's stack.
+  const deep = JSON.parse(`${'['.repeat(20000)}${']'.repeat(20000)}`) as unknown;
+  for (const request of [{ n: 1n }, deep]) assert.match(String(JSON.parse(payloadText({ request, response: null })).error), /not serialisable/);
   const p = pipeline();
   p.start();
-  const t = sampleTrace({ organization_id: 'org_bigint', payload: { request: { n: 1n }, response: null } });
+  const t = sampleTrace({ organization_id: 'org_bigint', payload: payloadText({ request: { n: 1n }, response: null }) });
   p.record(t);
   p.record(sampleTrace({ organization_id: 'org_bigint' }));
   await p.close();
   assert.equal((await countRows(pool, 'organization_id = $1', ['org_bigint'])).rows, 2);
   assert.match(String((await fetchPayload(pool, t.request_id) as { error?: string }).error), /not serialisable/);
   assert.equal(p.metrics.rowsSpooled, 0);
+});
+
+test('a spool written when payloads were objects still archives them', async () => {
+  const payload = { request: { a: [1, 2] }, response: { b: 'x' } };
+  assert.deepEqual(JSON.parse(gunzipSync(await compressPayload(payload)).toString('utf8')), payload);
 });
 
 test('a connection killed mid-COPY fails that batch, and never the process', async () => {

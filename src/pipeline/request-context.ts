@@ -2,7 +2,8 @@
 // the start time, and the trace fields each stage fills in as it goes.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { TraceRecord } from '../domain.js';
+import type { TracePayload, TraceRecord } from '../domain.js';
+import { payloadText } from '../traces/payload-archive.js';
 import type { KeyRecord } from '../store/api-keys-repo.js';
 import type { Admission } from '../limits/gate.js';
 
@@ -66,7 +67,7 @@ export class RequestContext {
   get completionId(): string { return `chatcmpl_${this.requestId.slice(4)}`; }
   /** Set when a rate limit or budget applied to this request: settled once its usage is known. */
   admission: Admission | undefined = undefined;
-  trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at'>;
+  trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at' | 'payload'> & { payload?: TracePayload };
   /**
    * Ends the request, once: the error reply when `err` is given, then the
    * metrics, the trace and the drain count. The front door sets it; a handler
@@ -100,7 +101,8 @@ export class RequestContext {
       latency_ms: Math.round(this.elapsedMs()), prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens,
       total_tokens: t.total_tokens, cost_usd: t.cost_usd, status_code: t.status_code, error_code: t.error_code,
       redactions: t.redactions, streamed: t.streamed, ttfb_ms: t.ttfb_ms, stream_aborted: t.stream_aborted,
-      disclosed_bytes: t.disclosed_bytes, dry_run: t.dry_run, created_at: this.startedEpoch, payload: t.payload,
+      disclosed_bytes: t.disclosed_bytes, dry_run: t.dry_run, created_at: this.startedEpoch,
+      payload: t.payload === undefined ? undefined : payloadText(t.payload),
       attempts: t.attempts ?? null, fallback_from: t.fallback_from ?? null,
     };
   }

@@ -3,31 +3,36 @@
 // partitioned by day like `traces` and dropped with it by retention. It lives
 // in Postgres rather than on local disk because every gateway instance behind
 // the load balancer must be able to serve any payload link.
-// Compression runs on the libuv thread pool (async zlib), so the event loop
-// only pays for JSON.stringify.
+// The JSON text is made as the request ends (payloadText, in the gateway
+// thread that served it); compression runs on the libuv thread pool (async
+// zlib), so the writer's event loop pays for neither.
 import type pg from 'pg';
 import { gzip, gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { TraceRecord } from '../domain.js';
+import type { TracePayload } from '../domain.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
-export type Payload = NonNullable<TraceRecord['payload']>;
+export type Payload = TracePayload;
 
 /**
- * A payload JSON cannot encode (a BigInt, a cycle) is archived as an error
- * note: throwing here would fail its whole batch on every retry, and block
- * the spool replay behind it.
+ * A payload's JSON text. One JSON cannot encode (a BigInt, a cycle, nesting
+ * deeper than the stack) is archived as an error note: throwing would lose
+ * the request's trace, and, further on, fail its whole batch on every retry
+ * and block the spool replay behind it.
  */
-export async function compressPayload(payload: Payload): Promise<Buffer> {
-  let json: string;
+export function payloadText(payload: TracePayload): string {
   try {
-    json = JSON.stringify({ request: payload.request ?? null, response: payload.response ?? null });
+    return JSON.stringify({ request: payload.request ?? null, response: payload.response ?? null });
   } catch (err) {
-    json = JSON.stringify({ request: null, response: null, error: `payload not serialisable: ${(err as Error).message}` });
+    return JSON.stringify({ request: null, response: null, error: `payload not serialisable: ${(err as Error).message}` });
   }
-  return gzipAsync(json, { level: 6 });
+}
+
+/** Its text gzipped; a spool written before payloads were text holds the objects. */
+export async function compressPayload(payload: string | TracePayload): Promise<Buffer> {
+  return gzipAsync(typeof payload === 'string' ? payload : payloadText(payload), { level: 6 });
 }
 
 export async function decompressPayload(body: Buffer): Promise<Payload> {

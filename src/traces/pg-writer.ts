@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { once } from 'node:events';
 import { PAYLOAD_COLUMNS, TRACE_COLUMNS, encodePayloadRows, encodeTraceRows, hasPayload, type BufferedTrace } from './copy-encoder.js';
-import { compressPayload, type Payload } from './payload-archive.js';
+import { compressPayload } from './payload-archive.js';
 import type { PartitionKeeper } from './partitions.js';
 import { checkIn, checkOut } from '../store/checked-out.js';
 
@@ -67,7 +67,7 @@ async function writeInTransaction(client: pg.PoolClient, rows: readonly Buffered
 async function encodePayloads(rows: readonly BufferedTrace[]): Promise<string> {
   const withPayload = rows.filter(hasPayload);
   if (withPayload.length === 0) return '';
-  const bodies = await Promise.all(withPayload.map((t) => compressPayload(t.payload as Payload)));
+  const bodies = await Promise.all(withPayload.map((t) => compressPayload(t.payload)));
   return encodePayloadRows(withPayload.map((trace, i) => ({ trace, body: bodies[i] as Buffer })));
 }
 
