@@ -168,6 +168,17 @@ for (const http of HTTP_KINDS) {
       });
     }
 
+    test('without a policy nothing walks a caller\'s other members: one nested 4,500 deep goes as written, on every path', async () => {
+      const d4500 = '['.repeat(4500) + '"x"' + ']'.repeat(4500);
+      for (const [path, body] of [
+        ['/v1/chat/completions', `{"model":"up-model","messages":${user},"x_vendor":${d4500}}`],
+        ['/v1/responses', `{"model":"nat-model","input":[{"role":"user","content":"hi","x_ctx":${d4500}}],"x_vendor":${d4500}}`],
+      ]) {
+        const r = await rawRequest(gw.url, 'POST', path!, { authorization: `Bearer ${keys.plain}`, 'content-type': 'application/json' }, body);
+        assert.equal(r.status, 200, `${path}: ${r.text.slice(0, 200)}`);
+      }
+    });
+
     test('DLP over a member nested too deeply to walk: a 400 saying so, and nothing sent', async () => {
       const sent = mocks[0]!.requests.length;
       const r = await rawRequest(gw.url, 'POST', '/v1/chat/completions', { authorization: `Bearer ${keys.dlp}`, 'content-type': 'application/json' }, chat('up-model')[0]);

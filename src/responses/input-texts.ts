@@ -77,12 +77,18 @@ function mapRead(item: Item, f: MapText): Item {
   }
 }
 
-function mapItem(item: Item, f: MapText): Item {
+function mapItem(item: Item, f: MapText, whole: boolean): Item {
+  if (!whole) return mapRead(item, f);
   const skip = item.type === 'reasoning' && thinkingOf(item) ? SEALED_REASONING : SKIP.get(item.type) ?? ANY_TYPE;
   // The case's own members, then every other that may hold caller text.
   return mapOtherMembers(mapRead(item, f), skip, f);
 }
 
+/**
+ * `raw`, the request's members, is given for a policy: the items' other
+ * members and the request's are then walked too. Without one, only the
+ * prompt's texts are read (for its estimate), and nothing else is walked.
+ */
 export interface GuardableInput { instructions: string | undefined; items: readonly Item[]; raw?: Json }
 
 export interface GuardedInput { instructions: string | undefined; items: Item[]; raw: Json | undefined }
@@ -90,7 +96,8 @@ export interface GuardedInput { instructions: string | undefined; items: Item[];
 /** The input with `f` applied to each text; objects are copied only where a text changed, never mutated. */
 export function mapInputTexts(input: GuardableInput, f: MapText): GuardedInput {
   const instructions = input.instructions === undefined ? undefined : f(input.instructions);
-  const items = input.items.map((it) => mapItem(it, f));
+  const whole = input.raw !== undefined;
+  const items = input.items.map((it) => mapItem(it, f, whole));
   return { instructions, items, raw: input.raw && mapOtherMembers(input.raw, REQUEST_SETTINGS, f) };
 }
 
