@@ -1,7 +1,7 @@
 // The input guard stage: every string the upstream will see that can carry a
-// caller's data (message-texts.ts says which) goes through DLP and the prompt shield in one call, so
-// placeholders are numbered consistently across the whole request. The
-// caller's objects are never mutated.
+// caller's data (message-texts.ts says which) goes through DLP and the prompt
+// shield in one call, so placeholders are numbered consistently across the
+// whole request. The caller's objects are never mutated.
 import type { ChatRequest } from '../domain.js';
 import type { InputScan } from '../policy/types.js';
 import type { Services } from './services.js';

@@ -85,7 +85,7 @@ export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): C
 }
 
 /** The request's own members (not its messages) with `f` applied to every string of those that may hold caller text. */
-export function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
+function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
   return mapOtherMembers(raw as Record<string, unknown>, REQUEST_SETTINGS, f);
 }
 
