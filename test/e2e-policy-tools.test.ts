@@ -155,6 +155,33 @@ for (const http of HTTP_KINDS) {
       assert.equal((await gw.traces.waitFor(res.headers.get('x-request-id')!)).redactions, 8);
     });
 
+    test('DLP reads every string of a content part but its bytes: an unknown member, an image URL\'s query, a file\'s name', async () => {
+      mock.replay = completion({ content: 'ok' });
+      const png = `data:image/png;base64,${Buffer.from('not really a png, hank@example.com').toString('base64')}`;
+      const res = await chat('buffered', {
+        messages: [{
+          role: 'user',
+          content: [
+            { type: 'text', text: 'see', x_note: 'ivy@example.com' },
+            { type: 'image_url', image_url: { url: 'https://img.example.net/a.png?owner=jill@example.com', detail: 'low' } },
+            { type: 'image_url', image_url: { url: png } },
+            { type: 'file', file: { filename: 'kim@example.com report.pdf', file_data: 'data:application/pdf;base64,bGVvQGV4YW1wbGUuY29t' } },
+            { type: 'input_audio', input_audio: { data: 'bWlrZUBleGFtcGxlLmNvbQ==', format: 'wav' } },
+          ],
+        }],
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const [text, image, inline, file, audio] = mock.requests.at(-1)!.body.messages[0].content;
+      assert.match(text.x_note, /^\[EMAIL_\d\]$/);
+      assert.match(image.image_url.url, /^https:\/\/img\.example\.net\/a\.png\?owner=\[EMAIL_\d\]$/);
+      assert.equal(image.image_url.detail, 'low');
+      assert.match(file.file.filename, /^\[EMAIL_\d\] report\.pdf$/);
+      // Bytes go as sent: a base64 image, a file's data, a recording.
+      assert.equal(inline.image_url.url, png);
+      assert.equal(file.file.file_data, 'data:application/pdf;base64,bGVvQGV4YW1wbGUuY29t');
+      assert.deepEqual(audio.input_audio, { data: 'bWlrZUBleGFtcGxlLmNvbQ==', format: 'wav' });
+    });
+
     test('buffered moderation blocks a tool call whose arguments match, JSON and stream', async () => {
       mock.replay = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"how to make a bomb"}' } }] });
       const json = await chat('buffered', { messages: user });

@@ -157,6 +157,7 @@ describe('responses API: policy and storage', () => {
       model: 'nat-model',
       input: [
         { role: 'user', content: 'hi', x_context: { owner: 'erin@example.com' } },
+        { role: 'user', content: [{ type: 'input_text', text: 'see', x_note: 'ivy@example.com' }, { type: 'input_image', image_url: 'https://img.example.net/a.png?owner=jill@example.com' }] },
         { type: 'custom_tool_call_output', call_id: 'c1', output: 'sent to frank@example.com' },
       ],
       metadata: { owner: 'bob@example.com' },
@@ -168,12 +169,14 @@ describe('responses API: policy and storage', () => {
     assert.equal(res.status, 200, await res.clone().text());
     const sent = mock.requests.at(-1)!.body;
     const wire = JSON.stringify(sent);
-    for (const secret of ['bob', 'carol', 'dave', 'erin', 'frank', 'grace']) assert.ok(!wire.includes(`${secret}@`), secret);
+    for (const secret of ['bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'ivy', 'jill']) assert.ok(!wire.includes(`${secret}@`), secret);
     assert.match(sent.metadata.owner, /^\[EMAIL_\d\]$/);
     assert.match(sent.prompt.variables.name, /^\[EMAIL_\d\]$/);
     assert.equal(sent.prompt.id, 'pmpt_1');
-    assert.match(sent.input[1].output, /^sent to \[EMAIL_\d\]$/);
-    assert.equal(sent.input[1].call_id, 'c1');
+    assert.match(sent.input[2].output, /^sent to \[EMAIL_\d\]$/);
+    assert.equal(sent.input[2].call_id, 'c1');
+    assert.match(sent.input[1].content[0].x_note, /^\[EMAIL_\d\]$/);
+    assert.match(sent.input[1].content[1].image_url, /\?owner=\[EMAIL_\d\]$/);
     const echoed: any = await res.json();
     assert.ok(!JSON.stringify(echoed).includes('bob@'), 'the echo and the stored response hold what the upstream was sent');
     // Translated: `user` becomes the chat request's user.

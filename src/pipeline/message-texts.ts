@@ -55,7 +55,7 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
     const t = f(m.content);
     if (t !== m.content) out = { ...m, content: t };
   } else if (Array.isArray(m.content)) {
-    const parts = mapTextParts(m.content, chatPartKey, f) as ContentPart[];
+    const parts = mapTextParts(m.content, chatPartKey, f, true) as ContentPart[];
     if (parts !== m.content) out = { ...m, content: parts };
   }
   for (const key of STRING_FIELDS) {

@@ -4,8 +4,44 @@
 // never mutated, so a walk that changes nothing returns its input.
 export type MapText = (text: string) => string;
 
-/** Content parts with `f` applied to the text each holds under `keyOf(part)`; parts without one are kept. */
-export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<string, unknown>) => string | undefined, f: MapText): unknown[] {
+/**
+ * Members that hold a file's or a recording's bytes in base64 (`file_data`,
+ * `input_audio.data`), and base64 data: URLs: no detector reads text in them,
+ * and they run to megabytes. Every other string of a part is the caller's
+ * text, a URL's query and a `data:text/plain,` URL included.
+ */
+const BINARY_KEYS: ReadonlySet<string> = new Set(['file_data', 'data']);
+const BASE64_URL = /^data:[^,]*;base64,/;
+
+/** The part members left out of the whole walk: its type, and the text key read first. */
+const PART_SKIP = new Map<string | undefined, ReadonlySet<string>>();
+function partSkip(key: string | undefined): ReadonlySet<string> {
+  let skip = PART_SKIP.get(key);
+  if (!skip) PART_SKIP.set(key, skip = new Set(key === undefined ? ['type', ...BINARY_KEYS] : ['type', key, ...BINARY_KEYS]));
+  return skip;
+}
+
+/** A part's members besides its type and text: every string, to one level of object, but no bytes. */
+function mapPartMembers(part: Record<string, unknown>, key: string | undefined, f: MapText): Record<string, unknown> {
+  const g: MapText = (t) => (BASE64_URL.test(t) ? t : f(t));
+  const skip = partSkip(key);
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(part)) {
+    if (skip.has(k)) continue;
+    const v = part[k];
+    // An image_url, a file or an input_audio object: its own bytes are skipped too.
+    const t = v !== null && typeof v === 'object' && !Array.isArray(v) ? mapOtherMembers(v as Record<string, unknown>, BINARY_KEYS, g) : mapJson(v, g);
+    if (t !== v) (out ??= { ...part })[k] = t;
+  }
+  return out ?? part;
+}
+
+/**
+ * Content parts with `f` applied to the text each holds under `keyOf(part)`;
+ * with `whole` (a policy's walk), to every other string of every part too,
+ * but a file's or a recording's bytes. Parts without any are kept.
+ */
+export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<string, unknown>) => string | undefined, f: MapText, whole = false): unknown[] {
   let out: unknown[] | undefined;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i];
@@ -13,9 +49,13 @@ export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<str
     const part = p as Record<string, unknown>;
     const key = keyOf(part);
     const text = key === undefined ? undefined : part[key];
-    if (typeof text !== 'string') continue;
-    const t = f(text);
-    if (t !== text) (out ??= parts.slice())[i] = { ...part, [key!]: t };
+    let mapped = part;
+    if (typeof text === 'string') {
+      const t = f(text);
+      if (t !== text) mapped = { ...part, [key!]: t };
+    }
+    if (whole) mapped = mapPartMembers(mapped, typeof text === 'string' ? key : undefined, f);
+    if (mapped !== part) (out ??= parts.slice())[i] = mapped;
   }
   return out ?? (parts as unknown[]);
 }

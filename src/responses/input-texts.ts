@@ -18,10 +18,10 @@ const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']
 const responsesPartKey = (p: Record<string, unknown>): string | undefined =>
   (p.type === 'refusal' ? 'refusal' : TEXT_PARTS.has(p.type as string) ? 'text' : undefined);
 
-/** A string or a list of text parts; anything else is returned as is. */
-function mapContent(content: unknown, f: MapText): unknown {
+/** A string or a list of parts (their texts; every other string too when `whole`); anything else is returned as is. */
+function mapContent(content: unknown, f: MapText, whole: boolean): unknown {
   if (typeof content === 'string') return f(content);
-  if (Array.isArray(content)) return mapTextParts(content, responsesPartKey, f);
+  if (Array.isArray(content)) return mapTextParts(content, responsesPartKey, f, whole);
   return content;
 }
 
@@ -50,10 +50,10 @@ const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
   'text', 'reasoning', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention',
 ]);
 
-function mapRead(item: Item, f: MapText): Item {
+function mapRead(item: Item, f: MapText, whole: boolean): Item {
   switch (item.type) {
     case 'message': {
-      const c = mapContent(item.content, f);
+      const c = mapContent(item.content, f, whole);
       return c === item.content ? item : { ...item, content: c };
     }
     case 'function_call': {
@@ -63,11 +63,11 @@ function mapRead(item: Item, f: MapText): Item {
       return a === item.arguments ? item : { ...item, arguments: a };
     }
     case 'function_call_output': {
-      const o = mapContent(item.output, f);
+      const o = mapContent(item.output, f, whole);
       return o === item.output ? item : { ...item, output: o };
     }
     case 'reasoning': {
-      const summary = mapContent(item.summary, f);
+      const summary = mapContent(item.summary, f, whole);
       // Ours is unsealed and read block by block; OpenAI's own is a string like any other (mapItem).
       const sealed = mapSealedThinking(item, f);
       return summary === item.summary ? sealed : { ...sealed, summary };
@@ -78,10 +78,10 @@ function mapRead(item: Item, f: MapText): Item {
 }
 
 function mapItem(item: Item, f: MapText, whole: boolean): Item {
-  if (!whole) return mapRead(item, f);
+  if (!whole) return mapRead(item, f, false);
   const skip = item.type === 'reasoning' && thinkingOf(item) ? SEALED_REASONING : SKIP.get(item.type) ?? ANY_TYPE;
   // The case's own members, then every other that may hold caller text.
-  return mapOtherMembers(mapRead(item, f), skip, f);
+  return mapOtherMembers(mapRead(item, f, true), skip, f);
 }
 
 /**
