@@ -291,6 +291,50 @@ describe('the upstream HTTP/1.1 client', () => {
     await pool.close();
   });
 
+  test('a call the upstream drops unheard on a kept-alive connection (it closed it idle as the call went) is sent once more, on a new one', NO_HANG, async () => {
+    for (const drop of ['end', 'reset'] as const) {
+      const before = fresh();
+      // The second call on the first connection meets the upstream closing it; every other call is answered.
+      answer((req, s) => {
+        if (req.path === '/second' && raw.connections() - before === 1) return void (drop === 'end' ? s.end() : s.resetAndDestroy());
+        s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${req.path.length}\r\n\r\n${req.path}`);
+      });
+      assert.equal((await call(pool, '/first')).body, '/first');
+      assert.equal((await call(pool, '/second')).body, '/second', drop);
+      assert.equal(raw.connections() - before, 2, 'the replay went on a new connection');
+      assert.deepEqual(raw.seen.map((r) => r.path), ['/first', '/second', '/second']);
+      await pool.close();
+    }
+  });
+
+  test('not replayed: a call on a new connection, a call the upstream answered a byte of, and a replay dropped in turn', NO_HANG, async () => {
+    let before = fresh();
+    // A new connection: the upstream did read the call, and closed on it.
+    answer((_r, s) => void s.end());
+    await assert.rejects(call(pool, '/only'), /other side closed/);
+    assert.equal(raw.connections() - before, 1);
+    await pool.close();
+
+    before = fresh();
+    answer((req, s) => {
+      if (req.path === '/first') return void s.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+      // Part of a head, then the close: the upstream was answering, so it had read the call.
+      s.end('HTTP/1.1 200');
+    });
+    await call(pool, '/first');
+    await assert.rejects(call(pool, '/partial'), /other side closed|does not match/);
+    assert.equal(raw.seen.filter((r) => r.path === '/partial').length, 1, 'sent once');
+    await pool.close();
+
+    before = fresh();
+    answer((req, s) => (req.path === '/first' ? void s.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n') : void s.end()));
+    await call(pool, '/first');
+    await assert.rejects(call(pool, '/dropped'), /other side closed/);
+    assert.equal(raw.seen.filter((r) => r.path === '/dropped').length, 2, 'sent twice, and no more');
+    assert.equal(raw.connections() - before, 2);
+    await pool.close();
+  });
+
   test('bytes after the answer (an answer nobody asked for) cost the connection, not the call', NO_HANG, async () => {
     const before = fresh();
     answer((req, s) => void s.write(req.path === '/extra'

@@ -28,7 +28,7 @@ export interface OriginOptions {
 /** How long an idle connection is kept for the next call when the upstream's keep-alive header gives no timeout. */
 const KEEP_ALIVE_MS = 30_000;
 
-interface Waiting { opts: CallOptions; handler: CallHandler }
+interface Waiting { opts: CallOptions; handler: CallHandler; replay: boolean }
 
 function parseOrigin(origin: string): Origin {
   const url = new URL(origin);
@@ -70,7 +70,7 @@ export class OriginClients implements ConnectionOwner {
   dispatch(opts: CallOptions, handler: CallHandler): void {
     const conn = this.takeIdle() ?? this.open();
     if (conn) conn.dispatch(opts, handler);
-    else this.waiting.push({ opts, handler });
+    else this.waiting.push({ opts, handler, replay: false });
   }
 
   private takeIdle(): H1Connection | undefined {
@@ -92,7 +92,7 @@ export class OriginClients implements ConnectionOwner {
   /** The connection's call has ended: the next waiting call takes it, or it waits idle. */
   free(conn: H1Connection): void {
     const next = this.waiting.shift();
-    if (next) return conn.dispatch(next.opts, next.handler);
+    if (next) return conn.dispatch(next.opts, next.handler, next.replay);
     if (this.closing) return conn.destroy();
     conn.idle();
     conn.idleAt = this.idle.push(conn) - 1;
@@ -114,10 +114,24 @@ export class OriginClients implements ConnectionOwner {
     // Its place under the cap is free: a waiting call opens a connection of its own.
     const next = this.waiting.length > 0 ? this.open() : undefined;
     if (next) {
-      const { opts, handler } = this.waiting.shift()!;
-      return next.dispatch(opts, handler);
+      const { opts, handler, replay } = this.waiting.shift()!;
+      return next.dispatch(opts, handler, replay);
     }
     if (this.size === 0) this.onEmpty?.();
+  }
+
+  /**
+   * A call the upstream dropped unheard as it closed a kept-alive connection
+   * (H1Connection.droppedUnheard): sent again at once on a new connection,
+   * which the upstream cannot have closed idle, or first in line under the cap.
+   * Not once the pool is closing: the call then fails as it would have.
+   */
+  replay(opts: CallOptions, handler: CallHandler): boolean {
+    if (this.closing) return false;
+    const conn = this.open();
+    if (conn) conn.dispatch(opts, handler, true);
+    else this.waiting.unshift({ opts, handler, replay: true });
+    return true;
   }
 
   /** Lets the calls in flight and those waiting finish, then closes every connection. */

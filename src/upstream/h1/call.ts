@@ -50,8 +50,17 @@ export class Call implements CallController {
   aborted = false;
   /** The request went to the socket: failing the call now costs the connection. */
   written = false;
+  /**
+   * What to send again should the upstream drop the call unheard on a
+   * kept-alive connection (H1Connection.droppedUnheard); undefined on a new
+   * connection, for a call already sent twice, and from the answer's first
+   * byte on, so that a stream does not hold its request for its whole life.
+   */
+  resend: CallOptions | undefined;
 
-  constructor(readonly conn: CallHost, readonly handler: CallHandler, readonly method: string) {}
+  constructor(readonly conn: CallHost, readonly handler: CallHandler, readonly method: string, resend?: CallOptions) {
+    this.resend = resend;
+  }
 
   abort(reason: Error): void {
     if (this.aborted || this.phase === Phase.Done) return;

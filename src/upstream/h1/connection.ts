@@ -53,6 +53,8 @@ export interface ConnectionOwner {
   opened(conn: H1Connection): void;
   /** The socket closed: forget the connection. */
   closed(conn: H1Connection): void;
+  /** A call the upstream dropped unheard on a connection it had kept alive: send it once more, on another; false if it will not. */
+  replay(opts: CallOptions, handler: CallHandler): boolean;
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -104,6 +106,8 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   private error: Error | undefined;
   /** Whether the connection can carry another call after this answer. */
   private reusable = false;
+  /** Answers this connection carried whole: a call after the first goes on a kept-alive socket. */
+  private served = 0;
   private keepAliveMs: number;
 
   // The answer being read.
@@ -136,8 +140,8 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
   }
 
   /** Sends a call. Its handler hears of it through onRequestStart, and of every outcome after. */
-  dispatch(opts: CallOptions, handler: CallHandler): void {
-    const call = new Call(this, handler, opts.method);
+  dispatch(opts: CallOptions, handler: CallHandler, replay = false): void {
+    const call = new Call(this, handler, opts.method, this.served > 0 && !replay ? opts : undefined);
     this.call = call;
     handler.onRequestStart?.(call, undefined);
     // Aborted as it was handed over (its caller already gone): nothing was sent, so the connection is as good as before.
@@ -240,6 +244,8 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     }
     // The body deadline runs from the last read, not the last chunked frame: one clock read per read.
     const call = this.call;
+    // The upstream is answering: it read the call, which is never sent again.
+    call.resend = undefined;
     if (call.phase === Phase.Body && !call.paused) this.deadline = Date.now() + this.timeouts.bodyTimeoutMs;
     let ret: number;
     try {
@@ -294,9 +300,25 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     if (call) {
       this.call = undefined;
       call.phase = Phase.Done;
-      call.handler.onResponseError?.(call, this.error ?? new UpstreamSocketError('other side closed'));
+      const resend = this.droppedUnheard(call);
+      if (!resend || !this.owner.replay(resend, call.handler)) {
+        call.handler.onResponseError?.(call, this.error ?? new UpstreamSocketError('other side closed'));
+      }
     }
   };
+
+  /**
+   * The upstream closed a kept-alive connection as a call went out on it, and
+   * sent not a byte back: it closed the connection idle, as servers do after
+   * their keep-alive timeout, and never read the call. Such a call is safe to
+   * send again, a POST included (Go's transport replays the same case); failing
+   * it cost the caller a retry's backoff (250 ms by default) and an attempt
+   * the upstream never saw. Once only: a second drop is the upstream's answer.
+   * What to send again, or undefined.
+   */
+  private droppedUnheard(call: Call): CallOptions | undefined {
+    return call.written && !call.aborted ? call.resend : undefined;
+  }
 
   // llhttp's events, for the answer to this.call.
 
@@ -406,6 +428,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     const trailers = this.spans.length ? this.takeHead() : AnswerHead.EMPTY;
     this.call = undefined;
     call.phase = Phase.Done;
+    this.served++;
     this.deadline = Infinity;
     // An answer that came before the upstream had read the whole request leaves the rest of it in the way of the next call.
     if (this.socket.writableLength > 0) this.reusable = false;
