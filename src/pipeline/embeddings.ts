@@ -49,8 +49,11 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   // For a policy, the input and then every string of the members an OpenAI-compatible upstream is sent as
   // they are (`user`, unknown ones).
   const raw = emb.raw ?? {};
-  const texts = [...emb.input];
-  if (scansInput(svc, org)) mapOtherMembers(raw, EMBEDDINGS_SETTINGS, (t) => { texts.push(t); return t; });
+  let texts = emb.input;
+  if (scansInput(svc, org)) {
+    texts = [...emb.input];
+    mapOtherMembers(raw, EMBEDDINGS_SETTINGS, (t) => { texts.push(t); return t; });
+  }
   const scan = await guardTexts(svc, ctx, texts);
   if (scan && scan.redactions) {
     emb.input = scan.texts.slice(0, emb.input.length);

@@ -10,7 +10,7 @@
 // serves both directions, so collecting and replacing can never disagree on
 // the order.
 import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
-import { mapSealedThinking, thinkingOf } from './signed-reasoning.js';
+import { mapSealedThinking } from './signed-reasoning.js';
 import type { Item, Json } from './types.js';
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
@@ -37,11 +37,9 @@ const SKIP: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
   ['message', new Set([...STRUCTURAL, 'content'])],
   ['function_call', new Set([...STRUCTURAL, 'arguments'])],
   ['function_call_output', new Set([...STRUCTURAL, 'output'])],
-  ['reasoning', new Set([...STRUCTURAL, 'summary'])],
+  ['reasoning', new Set([...STRUCTURAL, 'summary', 'encrypted_content'])],
 ]);
 const ANY_TYPE: ReadonlySet<string> = new Set(STRUCTURAL);
-/** A reasoning item carrying thinking sluice sealed: the seal is read block by block (mapRead), not as one string. */
-const SEALED_REASONING: ReadonlySet<string> = new Set([...STRUCTURAL, 'summary', 'encrypted_content']);
 
 /** The request's members that hold no caller text: settings, and what the application writes (tools, formats). */
 const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
@@ -49,6 +47,14 @@ const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
   'max_output_tokens', 'max_tool_calls', 'temperature', 'top_p', 'top_logprobs', 'tools', 'tool_choice', 'parallel_tool_calls',
   'text', 'reasoning', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention',
 ]);
+
+/** OpenAI's own encrypted_content, as the one string it is. */
+function mapCiphertext(item: Item, f: MapText): Item {
+  const v = item.encrypted_content;
+  if (typeof v !== 'string') return item;
+  const t = f(v);
+  return t === v ? item : { ...item, encrypted_content: t };
+}
 
 function mapRead(item: Item, f: MapText, whole: boolean): Item {
   switch (item.type) {
@@ -68,8 +74,8 @@ function mapRead(item: Item, f: MapText, whole: boolean): Item {
     }
     case 'reasoning': {
       const summary = mapContent(item.summary, f, whole);
-      // Ours is unsealed and read block by block; OpenAI's own is a string like any other (mapItem).
-      const sealed = mapSealedThinking(item, f);
+      // Ours is unsealed and read block by block; OpenAI's own, for a policy, is a string like any other.
+      const sealed = mapSealedThinking(item, f) ?? (whole ? mapCiphertext(item, f) : item);
       return summary === item.summary ? sealed : { ...sealed, summary };
     }
     default:
@@ -79,9 +85,8 @@ function mapRead(item: Item, f: MapText, whole: boolean): Item {
 
 function mapItem(item: Item, f: MapText, whole: boolean): Item {
   if (!whole) return mapRead(item, f, false);
-  const skip = item.type === 'reasoning' && thinkingOf(item) ? SEALED_REASONING : SKIP.get(item.type) ?? ANY_TYPE;
   // The case's own members, then every other that may hold caller text.
-  return mapOtherMembers(mapRead(item, f, true), skip, f);
+  return mapOtherMembers(mapRead(item, f, true), SKIP.get(item.type) ?? ANY_TYPE, f);
 }
 
 /**

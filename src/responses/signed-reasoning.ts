@@ -43,13 +43,13 @@ export function extraContentOf(call: Record<string, unknown>): Record<string, un
 }
 
 /**
- * The reasoning item's sealed thinking with `f` applied to every string of its
- * blocks (input guarding, as a chat turn's thinking_blocks are); the item
- * itself when nothing changed.
+ * The reasoning item with `f` applied to every string of the thinking sealed
+ * in it (input guarding, as a chat turn's thinking_blocks are): the item
+ * itself when nothing changed, undefined when it carries none of ours.
  */
-export function mapSealedThinking(item: Item, f: MapText): Item {
+export function mapSealedThinking(item: Item, f: MapText): Item | undefined {
   const blocks = thinkingOf(item);
-  if (!blocks) return item;
+  if (!blocks) return undefined;
   const mapped = mapJson(blocks, f) as unknown[];
   return mapped === blocks ? item : { ...item, encrypted_content: sealThinking(mapped) };
 }
