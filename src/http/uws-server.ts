@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { BodyCollector, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
-import { requestHeaders } from './request-headers.js';
+import { REQUEST_HEADERS, requestHeaders, type RequestHeaderName } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -30,6 +30,9 @@ const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * might make up; past it, they go as strings too.
  */
 const encodedNames = new Map<string, Buffer>();
+
+/** The request headers' names, encoded once: every request looks each of them up. */
+const REQUEST_HEADER_BYTES = Object.fromEntries(REQUEST_HEADERS.map((n) => [n, Buffer.from(n, 'latin1')])) as Record<RequestHeaderName, Buffer>;
 const MAX_NAMES = 256;
 
 function nameBytes(name: string): Buffer | string {
@@ -124,7 +127,7 @@ function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts
   const method = req.getCaseSensitiveMethod().toUpperCase();
   response.isHead = method === 'HEAD';
   // uWS answers '' for a header the request lacks; an empty one is read as absent too.
-  const headers = requestHeaders((name) => req.getHeader(name) || undefined);
+  const headers = requestHeaders((name) => req.getHeader(REQUEST_HEADER_BYTES[name]) || undefined);
   if (headers.connection !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(headers.connection)) response.closeAfter = true;
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
