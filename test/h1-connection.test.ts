@@ -116,12 +116,17 @@ describe('the upstream HTTP/1.1 client', () => {
     await call(pool, '/a', { headers: { 'x-v': 'caf\u00e9' }, body: 'é€🙂' });
     await call(pool, '/caf\u00e9', { body: 'é€🙂' });
     await call(pool, '/b', { headers: { 'x-v': 'plain' }, body: 'é€🙂' });
-    const [obsHeader, obsPath, ascii] = raw.seen;
+    // Checked names and values are remembered: the same ones again are written the same way.
+    await call(pool, '/a', { headers: { 'x-v': 'caf\u00e9' }, body: 'é€🙂' });
+    await call(pool, '/b', { headers: { 'x-v': 'plain' }, body: 'é€🙂' });
+    const [obsHeader, obsPath, ascii, obsAgain, asciiAgain] = raw.seen;
     // The test server reads the head as latin1: one byte 0xe9 reads back as é, UTF-8's two bytes would not.
     assert.equal(obsHeader!.headers['x-v'], 'caf\u00e9');
+    assert.equal(obsAgain!.headers['x-v'], 'caf\u00e9');
     assert.equal(obsPath!.path, '/caf\u00e9');
     assert.equal(ascii!.headers['x-v'], 'plain');
-    for (const r of [obsHeader, obsPath, ascii]) {
+    assert.equal(asciiAgain!.headers['x-v'], 'plain');
+    for (const r of [obsHeader, obsPath, ascii, obsAgain, asciiAgain]) {
       assert.equal(r!.body, 'é€🙂');
       assert.equal(r!.headers['content-length'], '9');
     }
@@ -135,6 +140,10 @@ describe('the upstream HTTP/1.1 client', () => {
     await assert.rejects(call(pool, '/a HTTP/1.1\r\nx: y'), /invalid request path/);
     await assert.rejects(call(pool, '/a', { headers: { 'x-evil': 'a\r\nGET /b HTTP/1.1' } }), /invalid x-evil header/);
     await assert.rejects(call(pool, '/a', { headers: { 'bad name': 'v' } }), /invalid header name/);
+    // A refused name or value is refused every time: only what passed is remembered as checked.
+    await assert.rejects(call(pool, '/a', { headers: { 'x-evil': 'a\r\nGET /b HTTP/1.1' } }), /invalid x-evil header/);
+    await assert.rejects(call(pool, '/a', { headers: { 'bad name': 'v' } }), /invalid header name/);
+    await assert.rejects(call(pool, '/a', { headers: { 'content-length': '1\r\nx: y' } }), /invalid content-length header/);
     // Headers the connection owns cannot be overridden: the length is the body's, the host the origin's.
     await call(pool, '/owned', { headers: { 'content-length': '999', host: 'elsewhere', 'transfer-encoding': 'chunked' } });
     assert.deepEqual(raw.seen.map((r) => r.path), ['/first', '/owned']);

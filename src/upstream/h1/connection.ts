@@ -24,7 +24,7 @@ import { Call, Phase, type CallHandler, type CallHost, type CallOptions } from '
 import { watch, unwatch, type Timed } from '../deadline-tick.js';
 import { UpstreamSocketError, UpstreamTimeoutError } from './errors.js';
 import { allocParser, errorReason, execute, finish, freeParser, PARSE_OK, PARSE_PAUSED, type ParserEvents } from './llhttp.js';
-import { requestHead } from './request-head.js';
+import { requestHead, type RequestHead } from './request-head.js';
 
 export interface Origin {
   readonly tls: boolean;
@@ -64,8 +64,6 @@ function isBlank(c: number): boolean {
   return c === 0x20 || c === 0x09;
 }
 
-/** A head of ASCII only reads the same as latin1 and as UTF-8. */
-const ASCII = /^[\x00-\x7f]*$/;
 
 /** Answer heads larger than this are refused, as node's and undici's clients refuse them. */
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -146,7 +144,7 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     handler.onRequestStart?.(call, undefined);
     // Aborted as it was handed over (its caller already gone): nothing was sent, so the connection is as good as before.
     if (call.aborted) return;
-    let head: string;
+    let head: RequestHead;
     const body = opts.body ?? '';
     try {
       head = requestHead(opts.method, opts.path, this.origin.host, opts.headers ?? NO_HEADERS, Buffer.byteLength(body));
@@ -159,11 +157,11 @@ export class H1Connection implements CallHost, ParserEvents, Timed {
     // One write of one string: a corked pair went through the stream's buffered writev, which cost
     // 6k instructions of a JSON request's 240k. Only an ASCII head may go as UTF-8 with its body;
     // a head with obs-text keeps its latin1 bytes.
-    if (typeof body === 'string' && ASCII.test(head)) {
-      this.socket.write(head + body);
+    if (typeof body === 'string' && head.ascii) {
+      this.socket.write(head.text + body);
     } else {
       this.socket.cork();
-      this.socket.write(head, 'latin1');
+      this.socket.write(head.text, 'latin1');
       if (body.length > 0) this.socket.write(body);
       this.socket.uncork();
     }
