@@ -305,6 +305,12 @@ for (const http of HTTP_KINDS) {
       let text = '';
       for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) text += ch.delta?.content ?? '';
       assert.equal(text, answer, 'the windows\' held-back tail is sent at the end');
+      // With a usage chunk and no finish reason, the held tail goes out before the usage: that chunk stays the last.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: answer.slice(0, 20) }), chunk({ content: answer.slice(20) }), { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' }] };
+      const withUsage = dataChunks(await readSse(await chat('chunked', { messages: user, stream: true })));
+      assert.equal(withUsage.map((c) => c.choices.map((ch: any) => ch.delta?.content ?? '').join('')).join(''), answer);
+      assert.deepEqual(withUsage.at(-1)!.usage, usage, 'the usage chunk is the last');
+      assert.ok(withUsage.slice(0, -1).every((c) => c.usage == null && c.choices.length > 0), 'every chunk before it carries text, none usage');
       // The tail the windows held is still checked before it goes: a match in it blocks.
       mock.replay = { sse: [chunk({ role: 'assistant', content: 'Here is a long and perfectly harmless answer. ' }), chunk({ content: 'Then: make a bomb' }), { data: '[DONE]' }] };
       const res = await chat('chunked', { messages: user, stream: true });

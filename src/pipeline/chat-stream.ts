@@ -105,6 +105,10 @@ class ChatRelay implements BatchSink {
       let chunk: ChatChunk | undefined = ev.chunk;
       let raw = ev.raw;
       if (moderator) {
+        // The usage chunk (no choices) is a stream's last, by OpenAI's contract: what the windows
+        // still hold goes out before it, as a finish reason would have released it. A stream that
+        // ends with [DONE] and no finish reason would otherwise show text after its usage.
+        if (chunk.choices.length === 0 && chunk.usage && this.releaseHeld(moderator) === STOP) return STOP;
         const cleared = moderator.push(chunk);
         if (cleared.blocked) return this.block(cleared.category);
         chunk = cleared.chunk;
@@ -115,6 +119,14 @@ class ChatRelay implements BatchSink {
     // Under chunked moderation the stream commits to 200 only with the first cleared output,
     // so a block before any is still a plain JSON error.
     return out.endBatch(last || (!!moderator && !out.hasOutput));
+  }
+
+  /** What chunked moderation still holds, checked and sent in a chunk of its own; STOP if it was blocked. */
+  private releaseHeld(moderator: ChunkedOutput): typeof STOP | undefined {
+    const rest = moderator.end();
+    if (rest.blocked) return this.block(rest.category);
+    if (rest.chunk) this.out.add(this.writer.line(rest.chunk, undefined), disclosedBytes(rest.chunk));
+    return undefined;
   }
 
   /** Ends a stream under way with an error event. */
@@ -153,11 +165,7 @@ class ChatRelay implements BatchSink {
       this.chargeSoFar();
       return out.clientLeft();
     }
-    if (this.moderator) {
-      const rest = this.moderator.end();
-      if (rest.blocked) return void this.block(rest.category);
-      if (rest.chunk) out.add(writer.line(rest.chunk, undefined), disclosedBytes(rest.chunk));
-    }
+    if (this.moderator && this.releaseHeld(this.moderator) === STOP) return;
     const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);
     recordUsage(ctx, this.route, usage);
     ctx.trace.status_code = 200;
