@@ -93,6 +93,8 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     const chunk: Record<string, unknown> = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices };
     if (!typical && r() < 0.2) chunk.usage = r() < 0.5 ? null : { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
     if (!typical && r() < 0.1) chunk.future = { usage: r() < 0.5 ? null : 3, nested: [text()] };
+    // OpenAI's pad, last, on most chunks: random text, here with escapes and keys of its own at times.
+    if (r() < 0.6) chunk.obfuscation = r() < 0.8 ? 'x'.repeat(Math.floor(r() * 8)) : text();
     const raw = JSON.stringify(chunk);
     const from = raw.indexOf('"choices":[') + 11;
     const nested = chunk.future as { usage: unknown } | undefined;
@@ -135,6 +137,32 @@ test('a chunk that repeats the last tail around a string that does not close whe
   assert.equal(tail('{"index":0,"delta":{"content":"\\ud83d\\ude00"},"finish_reason":null}]}'), 4, 'a pair of escaped surrogates is one 4-byte character');
   const next = '{"id":"d","choices":[';
   assert.equal(reader.bytes(head + '{"index":0,"delta":{"content":"x"},"finish_reason":null}]}', next), -1, 'a new head: the last chunk\'s text no longer vouches');
+});
+
+test('OpenAI\'s chunks, each ending with an obfuscation string of its own, are read by their text alone after the first', () => {
+  const head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","service_tier":"default","system_fingerprint":"fp_1","choices":[';
+  const chunk = (text: string, pad: string, finish = 'null') => `${head}{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}],"usage":null,"obfuscation":${JSON.stringify(pad)}}`;
+  const reader = new TailReader();
+  let walks = 0;
+  const walk = (reader as unknown as { walk: (s: string, from: number) => number }).walk;
+  (reader as unknown as { walk: typeof walk }).walk = function (this: TailReader, s: string, from: number) { walks++; return walk.call(this, s, from); };
+  const read = (raw: string) => reader.bytes(raw, head);
+  assert.equal(read(chunk('Hello', 'q1Zx')), 5);
+  assert.equal(walks, 1);
+  const pads = ['', 'a', 'Zk3', 'x9a8b7c6d5e4f3g2h1'];
+  for (const [i, text] of ['Hi', ' there é', '漢字', ''].entries()) assert.equal(read(chunk(text, pads[i]!)), Buffer.byteLength(text), text);
+  assert.equal(walks, 1, 'every later chunk was read against the learned one, its obfuscation aside');
+  // Anything but a plain string closing the object where the pad stands is walked, and judged as a walk judges it.
+  assert.equal(read(chunk('a', 'x', '"stop"')), -1, 'a finish');
+  assert.equal(read(`${head}{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x","finish_reason":"stop"}`), -1, 'a member after the pad');
+  assert.equal(read(`${head}{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x","usage":{"total_tokens":1}}`), -1, 'usage after the pad');
+  const walked = walks;
+  assert.equal(read(chunk('ab', 'q\\"r')), 2, 'a pad with escapes is walked, and is plain');
+  assert.equal(walks, walked + 1);
+  assert.equal(read(`${head}{"index":0,"delta":{"content":"ab"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x"`), -1, 'cut off before its close');
+  assert.equal(read(`${head}{"index":0,"delta":{"content":"ab"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x}`), -1, 'a pad that never closes');
+  // A chunk without a pad, after padded ones, is walked and learned anew.
+  assert.equal(read(`${head}{"index":0,"delta":{"content":"ab"},"logprobs":null,"finish_reason":null}],"usage":null}`), 2);
 });
 
 /**

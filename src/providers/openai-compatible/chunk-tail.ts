@@ -75,6 +75,22 @@ function decodedEnd(s: string, q: number): number {
   return end;
 }
 
+const PAD_KEY = ',"obfuscation":';
+
+/** Whether s[at..] is a string without escapes and then the object's close: the end of a chunk past its pad. */
+function isPad(s: string, at: number): boolean {
+  const last = s.length - 1;
+  return s.charCodeAt(at) === Char.Quote && s.charCodeAt(last) === Char.CloseBrace && stringEnd(s, at) === last && !hasBackslash(s, at + 1, last - 1);
+}
+
+/** Where a chunk's trailing obfuscation value starts, when the chunk ends with one after `from`; else -1. */
+function padAt(s: string, from: number): number {
+  const key = s.lastIndexOf(PAD_KEY);
+  if (key < from) return -1;
+  const at = key + PAD_KEY.length;
+  return isPad(s, at) ? at : -1;
+}
+
 /**
  * Reads one stream's chunks after their head. `bytes` answers -1 unless the
  * text starts with the stream's head `prefix` (up to and including
@@ -89,6 +105,13 @@ function decodedEnd(s: string, q: number): number {
  * for byte and the string between them closes exactly where the second part
  * begins, the tokens are the checked chunk's, so is the verdict, and only the
  * new string is read, where a walk reads the whole tail.
+ *
+ * OpenAI ends every chunk with `"obfuscation":"…"`, random characters of
+ * random length (stream_options.include_obfuscation, on by default), so no two
+ * chunks of its streams end alike. A learned chunk that ends so keeps its
+ * second part only up to that value, and a chunk tried against it must end
+ * with a string of its own there: a string, with no escape, and the object's
+ * close. Without this every chunk of an OpenAI stream was walked in full.
  */
 export class TailReader {
   /** The head the learned text was read under: a new head forgets it. */
@@ -96,6 +119,8 @@ export class TailReader {
   /** The last plain chunk up to and including its one text's opening quote, and from its closing quote on. */
   private before = '';
   private after = '';
+  /** `after` stops before the chunk's trailing obfuscation string, which differs from chunk to chunk. */
+  private padded = false;
   /** Of the last full walk: how many text strings, and where the last one opened and closed. */
   private texts = 0;
   private open = 0;
@@ -105,10 +130,10 @@ export class TailReader {
     const before = this.before;
     const after = this.after;
     // The translator hands over the same head string each time: V8 compares it by pointer.
-    if (prefix === this.prefix && before !== '' && s.length >= before.length + after.length
-      && s.slice(0, before.length) === before && s.slice(s.length - after.length) === after
-      && textEnd(s, before.length - 1) === s.length - after.length + 1) {
-      return textBytes;
+    if (prefix === this.prefix && before !== '' && s.length >= before.length + after.length && s.slice(0, before.length) === before) {
+      const close = textEnd(s, before.length - 1) - 1;
+      const rest = close + after.length;
+      if (close >= 0 && rest <= s.length && s.slice(close, rest) === after && (this.padded ? isPad(s, rest) : rest === s.length)) return textBytes;
     }
     // Slicing and comparing is far faster in V8 than startsWith.
     const L = prefix.length;
@@ -119,7 +144,9 @@ export class TailReader {
       // Copies, not slices: a slice would keep this chunk's whole text (a large delta, or the
       // rest of the upstream read it came in) for as long as the stream runs.
       this.before = flatCopy(s.slice(0, this.open + 1));
-      this.after = flatCopy(s.slice(this.close));
+      const pad = padAt(s, this.close);
+      this.padded = pad > 0;
+      this.after = flatCopy(s.slice(this.close, this.padded ? pad : s.length));
     }
     return n;
   }
