@@ -25,7 +25,7 @@ import { buildConfig, loadConfig } from '../src/config/load-config.js';
 import { startThreaded } from '../src/threads/threaded-gateway.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createKey, ensureOrganizations } from '../src/store/api-keys-repo.js';
-import { mockAnswerHeaders } from './production-headers.js';
+import { mockAnswerHeaders, openaiChunks } from './production-headers.js';
 import { netFloorProxy } from './net-floor-proxy.js';
 import { uwsFloorProxy } from './uws-floor-proxy.js';
 
@@ -60,7 +60,13 @@ const served = { json: 0, stream: 0 };
 
 async function mock(): Promise<number> {
   const json = JSON.stringify({ id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: 'bench-model', choices: [{ index: 0, message: { role: 'assistant', content: 'hello from the bench mock' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
-  const head = 'data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{"content":"tok ';
+  // As OpenAI writes its chunks (MOCK_OPENAI_CHUNKS=1), or their bare minimum.
+  const real = openaiChunks();
+  const chunkHead = `{"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model",${real ? '"service_tier":"default","system_fingerprint":"fp_b","' : '"'}choices":[`;
+  const head = `data: ${chunkHead}{"index":0,"delta":{"content":"tok `;
+  // A pad of 1-16 characters from the chunk's number, so that two runs send the same bytes.
+  const pad = (i: number) => (real ? `,"usage":null,"obfuscation":"${'q1Zx9a8B7c6D5e4F'.slice(0, 1 + ((i * 7) % 16))}"` : '');
+  const choiceEnd = real ? ',"logprobs":null,"finish_reason":' : ',"finish_reason":';
   const srv = createServer({ keepAliveTimeout: 60_000 }, async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
     if (req.url?.endsWith('/embeddings')) return embeddings(body, res);
@@ -88,13 +94,13 @@ async function mock(): Promise<number> {
     const pace = Number(/"bench_pace_ms":(\d+)/.exec(body)?.[1] ?? 0);
     for (let i = 0; i < STREAM_CHUNKS; i++) {
       if (res.destroyed) return;
-      res.write(`${head}${i} "},"finish_reason":null}]}\n\n`);
+      res.write(`${head}${i} "}${choiceEnd}null}]${pad(i)}}\n\n`);
       // Let the first chunks leave, so the gateway sees a stream cut mid-way, not a refused request.
       if (fail && i === 4) { setTimeout(() => res.destroy(), 20); return; }
       if (pace) await new Promise((ok) => setTimeout(ok, pace));
     }
-    res.write('data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
-    res.write('data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}}\n\n');
+    res.write(`data: ${chunkHead}{"index":0,"delta":{}${choiceEnd}"stop"}]${pad(STREAM_CHUNKS)}}\n\n`);
+    res.write(`data: ${chunkHead}],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}${real ? ',"obfuscation":"x"' : ''}}\n\n`);
     res.end('data: [DONE]\n\n');
   });
   return listen(srv);

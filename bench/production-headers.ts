@@ -4,7 +4,11 @@
 // twenty-odd. Each costs a gateway per request (docs/operations.md, "Headers
 // as production sends them"), so a run can price them: BENCH_SDK_HEADERS=1
 // for the requests, MOCK_OPENAI_HEADERS=1 for the mock's answers (JSON and
-// streams: OpenAI sends a stream the same headers).
+// streams: OpenAI sends a stream the same headers). MOCK_OPENAI_CHUNKS=1 makes
+// the mock's stream chunks carry the members OpenAI's do: `service_tier` and
+// `system_fingerprint` in the head, `logprobs: null`, `usage: null` (sent on
+// every chunk once usage is asked for, as sluice asks) and `obfuscation`,
+// random characters of random length on every chunk, on by default.
 
 /** What the openai SDK (v5, node) sends besides a request's own headers. */
 export const SDK_REQUEST_HEADERS: Readonly<Record<string, string>> = {
@@ -29,3 +33,6 @@ export const benchRequestHeaders = (): Readonly<Record<string, string>> => (proc
 
 /** The headers the bench mock adds to its answers. */
 export const mockAnswerHeaders = (): Readonly<Record<string, string>> => (process.env.MOCK_OPENAI_HEADERS ? OPENAI_ANSWER_HEADERS : {});
+
+/** Whether the mock's stream chunks carry OpenAI's members (MOCK_OPENAI_CHUNKS=1). */
+export const openaiChunks = (): boolean => !!process.env.MOCK_OPENAI_CHUNKS;
