@@ -207,14 +207,17 @@ export type StreamEvent =
     raw?: string;
     /**
      * Set by a translator that did not parse this chunk (its `chunk` is parsed
-     * on first read): it carries only deltas, with no finish reason and no
-     * usage, and `raw` begins with `prefix`, the stream's constant head up to
-     * its choices, which holds the upstream's `id` and `model` given here. The
-     * pipeline forwards it with that head swapped, without parsing it at all.
+     * on first read): it carries deltas and at most finish reasons (`finishes`
+     * says), no usage, and `raw` begins with `prefix`, the stream's constant
+     * head up to its choices, which holds the upstream's `id` and `model` given
+     * here. The pipeline forwards it with that head swapped, without parsing
+     * it at all; a stage that reads a finish reason reads `chunk`.
      */
     plain?: PlainHead;
     /** With `plain`: the UTF-8 bytes of output text in it, read off `raw` by the translator. */
     outputBytes?: number;
+    /** With `plain`: whether it finishes a choice. */
+    finishes?: boolean;
     /**
      * Without `plain`, set by a translator that found `raw` to begin with
      * this head (`prefix`, holding the chunk's own `id` and `model`): the

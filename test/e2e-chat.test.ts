@@ -92,6 +92,25 @@ for (const http of HTTP_KINDS) {
       } finally { mock.replay = undefined; }
     });
 
+    test('stream: an upstream that ends after its finish reason, with no [DONE], ends the stream whole', async () => {
+      // Some OpenAI-compatible servers close after the finish; that chunk goes on unparsed, and still counts as the end.
+      const chunk = (delta: object, finish: string | null) => ({ data: `{"id":"up-2","object":"chat.completion.chunk","created":5,"model":"up-model-2024","choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${JSON.stringify(finish)}}]}` });
+      mock.replay = { sse: [chunk({ role: 'assistant', content: 'one' }, null), chunk({ content: ' two' }, null), chunk({ content: ' three' }, null), chunk({}, 'stop')] };
+      try {
+        const res = await post({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+        const events = await readSse(res);
+        assert.ok(!events.some((e) => e.startsWith('event: error')), events.join('\n'));
+        assert.equal(events.at(-1), 'data: [DONE]');
+        const chunks = events.filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.slice('data: '.length)));
+        assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'one two three');
+        assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason, 'stop');
+        assert.ok(chunks.at(-1).usage.total_tokens > 0, 'an estimate, as the upstream sent no usage');
+        const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
+        assert.equal(trace.stream_aborted, false);
+        assert.equal(trace.status_code, 200);
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: deltas arrive in order and the final chunk carries usage', async () => {
       const stream = await client.chat.completions.create({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
       let text = '';

@@ -23,20 +23,28 @@ test('after the first parsed chunk, content-only chunks are passed on unparsed, 
   assert.deepEqual(ev.chunk, JSON.parse(raw));
 });
 
-test('finishes, usage, errors, spaced JSON and a new id are always parsed', () => {
+test('usage, errors, spaced JSON and a new id are always parsed; a finish goes on unparsed, marked', () => {
   const t = streamTranslator();
   t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
   const parsed = (data: string) => {
     const ev = t.event(undefined, data)[0]!;
     return ev.type === 'chunk' && !ev.plain;
   };
-  assert.ok(parsed(`${line('')},"finish_reason":"stop"}]}`), 'a finish');
+  const finishes = (data: string) => {
+    const ev = t.event(undefined, data)[0]!;
+    assert.ok(ev.type === 'chunk' && ev.plain, `plain: ${data}`);
+    assert.deepEqual(ev.chunk, JSON.parse(data));
+    return ev.finishes;
+  };
+  assert.equal(finishes(`${line('')},"finish_reason":"stop"}]}`), true, 'a finish');
   assert.ok(parsed(`${line('"content":"x"')},"finish_reason":null}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`), 'usage');
   assert.ok(parsed(`{"id": "chatcmpl-1", "model": "m-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}`), 'spaced JSON');
   assert.ok(parsed(`${line('"content":"x"', 'chatcmpl-2')},"finish_reason":null}]}`), 'another id');
   t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
-  assert.ok(parsed(`${line('"content":"x"')},"finish_reason":null},{"index":1,"delta":{},"finish_reason":"length"}]}`), 'a second choice finishing');
-  assert.ok(!parsed(`${line('"content":"x"')},"finish_reason":null},{"index":1,"delta":{"content":"y"},"finish_reason":null}]}`), 'two choices, neither finishing');
+  assert.equal(finishes(`${line('"content":"x"')},"finish_reason":null},{"index":1,"delta":{},"finish_reason":"length"}]}`), true, 'a second choice finishing');
+  assert.equal(finishes(`${line('"content":"x"')},"finish_reason":null},{"index":1,"delta":{"content":"y"},"finish_reason":null}]}`), false, 'two choices, neither finishing');
+  assert.ok(parsed(`${line('"content":"x"')},"finish_reason":"stop","finish_reason":null}]}`), 'a repeated finish_reason: a parser keeps the last');
+  assert.ok(parsed(`${line('"content":"x"')},"logprobs":{"finish_reason":"stop"},"finish_reason":null}]}`), 'a finish_reason string nested in a choice\'s member');
   const err = t.event(undefined, '{"error":{"message":"overloaded"}}')[0]!;
   assert.deepEqual(err, { type: 'error', message: 'overloaded' });
   assert.deepEqual(t.event(undefined, '[DONE]'), [{ type: 'done' }]);
@@ -98,7 +106,7 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     const raw = JSON.stringify(chunk);
     const from = raw.indexOf('"choices":[') + 11;
     const nested = chunk.future as { usage: unknown } | undefined;
-    const plain = choices.every((c) => c.finish_reason === null) && chunk.usage == null && (nested === undefined || nested.usage === null);
+    const plain = chunk.usage == null && (nested === undefined || nested.usage === null);
     const prefix = raw.slice(0, from);
     const got = reader.bytes(raw, prefix);
     assert.equal(got, new TailReader().bytes(raw, prefix), `the repeat-shape path and a full walk agree on ${raw}`);
@@ -108,6 +116,7 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     }
     plainSeen++;
     assert.equal(got, disclosedBytes(chunk as never), `bytes of ${raw}`);
+    assert.equal(reader.finished, choices.some((c) => c.finish_reason !== null), `finished: ${raw}`);
   }
   assert.ok(plainSeen > 1000, `enough plain chunks were generated (${plainSeen})`);
 });
@@ -121,6 +130,8 @@ test('text the one-pass reading cannot vouch for is left to the parser', () => {
   assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null},{"index":1,"delta":{},"finish_re\\u0061son":"stop"}]}'), -1, 'an escaped key');
   assert.equal(tail('{"index":0,"delta":{"content":"hi"}}]}'), -1, 'no finish_reason at all');
   assert.equal(tail('{"index":0,"delta":{"content":"hi'), -1, 'cut off inside a string');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null}]'), -1, 'cut off before its close');
+  assert.equal(tail('{"index":0,"delta":{"content":"hi"},"finish_reason":null}},"finish_reason":null}]}'), -1, 'a choice closed twice');
   assert.equal(tail('{"index":0,"delta":{"content":"\\u12"},"finish_reason":null}]}'), -1, 'a broken escape');
   assert.equal(tail('{"index":0,"delta":{"content":"a\\"b"},"logprobs":{"content":[{"token":"\\n"}]},"finish_reason":null}]}'), 3, 'escapes elsewhere are fine');
 });
@@ -131,7 +142,12 @@ test('a chunk that repeats the last tail around a string that does not close whe
   const tail = (t: string) => reader.bytes(head + t, head);
   assert.equal(tail('{"index":0,"delta":{"content":"hello"},"finish_reason":null}]}'), 5);
   assert.equal(tail('{"index":0,"delta":{"content":"hi é"},"finish_reason":null}]}'), 5, 'the same shape: only the text is read');
-  assert.equal(tail('{"index":0,"delta":{"content":"a"},"finish_reason":"stop","x":"b"},"finish_reason":null}]}'), -1, 'a finish hidden between the same two ends');
+  assert.equal(tail('{"index":0,"delta":{"content":"a"},"finish_reason":"stop","x":"b"},"finish_reason":null}]}'), -1, 'a finish hidden between the same two ends, in text that is no chunk');
+  assert.equal(tail('{"index":0,"delta":{"content":"a"},"x":{"finish_reason":"stop","x":"b"},"finish_reason":null}]}'), -1, 'a finish hidden between the same two ends, nested');
+  assert.equal(tail('{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}'), 1, 'a finish of its own: a new shape, walked');
+  assert.equal(reader.finished, true);
+  assert.equal(tail('{"index":0,"delta":{"content":"bc"},"finish_reason":"stop"}]}'), 2, 'the same shape, finishing as the learned one did');
+  assert.equal(reader.finished, true);
   assert.equal(tail('{"index":0,"delta":{"content":"a\\"},"finish_reason":null}]}'), -1, 'a text whose last quote is escaped never closes');
   assert.equal(tail('{"index":0,"delta":{"content":"x\\\\"},"finish_reason":null}]}'), 2, 'an escaped backslash before the quote: it closes');
   assert.equal(tail('{"index":0,"delta":{"content":"\\ud83d\\ude00"},"finish_reason":null}]}'), 4, 'a pair of escaped surrogates is one 4-byte character');
@@ -153,7 +169,8 @@ test('OpenAI\'s chunks, each ending with an obfuscation string of its own, are r
   for (const [i, text] of ['Hi', ' there é', '漢字', ''].entries()) assert.equal(read(chunk(text, pads[i]!)), Buffer.byteLength(text), text);
   assert.equal(walks, 1, 'every later chunk was read against the learned one, its obfuscation aside');
   // Anything but a plain string closing the object where the pad stands is walked, and judged as a walk judges it.
-  assert.equal(read(chunk('a', 'x', '"stop"')), -1, 'a finish');
+  assert.equal(read(chunk('a', 'x', '"stop"')), 1, 'a finish: walked, and plain');
+  assert.equal(reader.finished, true);
   assert.equal(read(`${head}{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x","finish_reason":"stop"}`), -1, 'a member after the pad');
   assert.equal(read(`${head}{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x","usage":{"total_tokens":1}}`), -1, 'usage after the pad');
   const walked = walks;

@@ -250,7 +250,7 @@ class StreamExchange extends Exchange implements StreamBatches {
         for (const ev of translator.event(e.event, e.data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
           // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
-          if (ev.type === 'chunk' && !ev.plain && !this.finished && hasFinish(ev.chunk.choices)) this.finished = true;
+          if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.finished = true;
           this.queue.push(ev);
         }
       },

@@ -94,10 +94,12 @@ function padAt(s: string, from: number): number {
 /**
  * Reads one stream's chunks after their head. `bytes` answers -1 unless the
  * text starts with the stream's head `prefix` (up to and including
- * `"choices":[`), every `finish_reason` after it is null, there is at least
- * one, and `usage` is absent or null; otherwise the UTF-8 bytes of every
- * content, refusal and arguments string, at any depth (what a reader is shown:
- * the trace's disclosed_bytes).
+ * `"choices":[`), every `finish_reason` after it is null or, as a choice's own
+ * member, a string, there is at least one, and `usage` is absent or null;
+ * otherwise the UTF-8 bytes of every content, refusal and arguments string, at
+ * any depth (what a reader is shown: the trace's disclosed_bytes). `finished`
+ * then says whether a choice's finish reason was a string: a finish chunk goes
+ * on unparsed too, and only a reader of its text parses it.
  *
  * Nearly every chunk of a stream has the last one's text with only its output
  * changed. After a plain chunk with exactly one text, the next is first tried
@@ -121,6 +123,10 @@ export class TailReader {
   private after = '';
   /** `after` stops before the chunk's trailing obfuscation string, which differs from chunk to chunk. */
   private padded = false;
+  /** The learned chunk finished a choice. */
+  private learnedFinished = false;
+  /** Of the last chunk read as plain: whether it finished a choice. */
+  finished = false;
   /** Of the last full walk: how many text strings, and where the last one opened and closed. */
   private texts = 0;
   private open = 0;
@@ -133,7 +139,10 @@ export class TailReader {
     if (prefix === this.prefix && before !== '' && s.length >= before.length + after.length && s.slice(0, before.length) === before) {
       const close = textEnd(s, before.length - 1) - 1;
       const rest = close + after.length;
-      if (close >= 0 && rest <= s.length && s.slice(close, rest) === after && (this.padded ? isPad(s, rest) : rest === s.length)) return textBytes;
+      if (close >= 0 && rest <= s.length && s.slice(close, rest) === after && (this.padded ? isPad(s, rest) : rest === s.length)) {
+        this.finished = this.learnedFinished;
+        return textBytes;
+      }
     }
     // Slicing and comparing is far faster in V8 than startsWith.
     const L = prefix.length;
@@ -144,6 +153,7 @@ export class TailReader {
       // Copies, not slices: a slice would keep this chunk's whole text (a large delta, or the
       // rest of the upstream read it came in) for as long as the stream runs.
       this.before = flatCopy(s.slice(0, this.open + 1));
+      this.learnedFinished = this.finished;
       const pad = padAt(s, this.close);
       this.padded = pad > 0;
       this.after = flatCopy(s.slice(this.close, this.padded ? pad : s.length));
@@ -154,10 +164,22 @@ export class TailReader {
   private walk(s: string, from: number): number {
     let bytes = 0;
     let finishes = 0;
+    let finished = false;
+    // Nesting below the choices array: a choice's own members are at 1. A choice is known by
+    // where it opened, so that a repeated finish_reason (a parser keeps the last) is left to a parse.
+    let depth = 0;
+    let choiceAt = -1;
+    let finishedAt = -1;
     this.texts = 0;
     const n = s.length;
     for (let i = from; i < n;) {
-      if (s.charCodeAt(i) !== Char.Quote) { i++; continue; }
+      const c = s.charCodeAt(i);
+      if (c !== Char.Quote) {
+        if (c === Char.OpenBrace || c === Char.OpenBracket) { if (depth++ === 0) choiceAt = i; }
+        else if (c === Char.CloseBrace || c === Char.CloseBracket) depth--;
+        i++;
+        continue;
+      }
       const end = stringEnd(s, i);
       if (end < 0) return -1;
       const next = s.charCodeAt(end);
@@ -181,13 +203,26 @@ export class TailReader {
         continue;
       }
       if (kind === Key.Finish) {
-        if (first !== Letter.N) return -1;
         finishes++;
+        if (depth === 1) {
+          if (finishedAt === choiceAt) return -1;
+          finishedAt = choiceAt;
+        }
+        if (first === Char.Quote && depth === 1) {
+          // A choice's finish reason: the string is stepped over, and the chunk noted as finishing.
+          i = stringEnd(s, v);
+          if (i < 0) return -1;
+          finished = true;
+          continue;
+        }
+        if (first !== Letter.N) return -1;
       } else if (kind === Key.Usage && first !== Letter.N) {
         return -1;
       }
       i = v;
     }
-    return finishes > 0 ? bytes : -1;
+    this.finished = finished;
+    // A chunk closes its choices and then itself: text whose nesting ends elsewhere is no chunk to vouch for.
+    return finishes > 0 && depth === -2 ? bytes : -1;
   }
 }

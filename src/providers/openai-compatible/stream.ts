@@ -4,8 +4,8 @@
 // object, created, model, fingerprint...) as the stream's first; such a chunk
 // is not parsed here at all (JSON.parse was a tenth of the stream path's CPU):
 // it is handed on as `plain`, parsed later only if policy or the payload
-// archive reads it. Chunks that may finish a choice, carry usage or an error,
-// or whose head differs, are always parsed.
+// archive reads it. So is a chunk that finishes a choice, marked `finishes`.
+// Chunks that carry usage or an error, or whose head differs, are always parsed.
 import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator } from '../../domain.js';
 import { isObj } from '../json-shape.js';
 import { flatCopy } from '../../flat-copy.js';
@@ -15,7 +15,7 @@ import { TailReader } from './chunk-tail.js';
 class PlainChunk {
   readonly type = 'chunk' as const;
   private parsed: ChatChunk | undefined;
-  constructor(readonly raw: string, readonly plain: PlainHead, readonly outputBytes: number) {}
+  constructor(readonly raw: string, readonly plain: PlainHead, readonly outputBytes: number, readonly finishes: boolean) {}
   get chunk(): ChatChunk {
     this.parsed ??= JSON.parse(this.raw) as ChatChunk;
     return this.parsed;
@@ -45,7 +45,7 @@ export function streamTranslator(): StreamTranslator {
       if (data === '[DONE]') return [{ type: 'done' }];
       if (head) {
         const bytes = tails.bytes(data, head.prefix);
-        if (bytes >= 0) return [new PlainChunk(data, head, bytes)];
+        if (bytes >= 0) return [new PlainChunk(data, head, bytes, tails.finished)];
       }
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
