@@ -208,7 +208,7 @@ export type StreamEvent =
     /**
      * Set by a translator that did not parse this chunk (its `chunk` is parsed
      * on first read): it carries deltas and at most finish reasons (`finishes`
-     * says), no usage, and `raw` begins with `prefix`, the stream's constant
+     * says) and usage (`usage` has it), and `raw` begins with `prefix`, the stream's constant
      * head up to its choices, which holds the upstream's `id` and `model` given
      * here. The pipeline forwards it with that head swapped, without parsing
      * it at all; a stage that reads a finish reason reads `chunk`.
@@ -218,6 +218,8 @@ export type StreamEvent =
     outputBytes?: number;
     /** With `plain`: whether it finishes a choice. */
     finishes?: boolean;
+    /** With `plain`: its usage, parsed off its text, when it has one. */
+    usage?: Usage;
     /**
      * Without `plain`, set by a translator that found `raw` to begin with
      * this head (`prefix`, holding the chunk's own `id` and `model`): the

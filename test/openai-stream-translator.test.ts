@@ -23,7 +23,7 @@ test('after the first parsed chunk, content-only chunks are passed on unparsed, 
   assert.deepEqual(ev.chunk, JSON.parse(raw));
 });
 
-test('usage, errors, spaced JSON and a new id are always parsed; a finish goes on unparsed, marked', () => {
+test('errors, spaced JSON and a new id are always parsed; a finish goes on unparsed, marked', () => {
   const t = streamTranslator();
   t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
   const parsed = (data: string) => {
@@ -37,7 +37,7 @@ test('usage, errors, spaced JSON and a new id are always parsed; a finish goes o
     return ev.finishes;
   };
   assert.equal(finishes(`${line('')},"finish_reason":"stop"}]}`), true, 'a finish');
-  assert.ok(parsed(`${line('"content":"x"')},"finish_reason":null}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`), 'usage');
+
   assert.ok(parsed(`{"id": "chatcmpl-1", "model": "m-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}`), 'spaced JSON');
   assert.ok(parsed(`${line('"content":"x"', 'chatcmpl-2')},"finish_reason":null}]}`), 'another id');
   t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
@@ -48,6 +48,35 @@ test('usage, errors, spaced JSON and a new id are always parsed; a finish goes o
   const err = t.event(undefined, '{"error":{"message":"overloaded"}}')[0]!;
   assert.deepEqual(err, { type: 'error', message: 'overloaded' });
   assert.deepEqual(t.event(undefined, '[DONE]'), [{ type: 'done' }]);
+});
+
+test('the usage chunk goes on unparsed, its usage object alone parsed; usage anywhere else is left to a parse', () => {
+  const t = streamTranslator();
+  const head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[';
+  t.event(undefined, `${line('"role":"assistant"')},"finish_reason":null}]}`);
+  const usage = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
+  const plainUsage = (data: string) => {
+    const ev = t.event(undefined, data)[0]!;
+    assert.ok(ev.type === 'chunk' && ev.plain, `plain: ${data}`);
+    assert.deepEqual(ev.chunk, JSON.parse(data));
+    return ev.usage;
+  };
+  assert.deepEqual(plainUsage(`${head}],"usage":${JSON.stringify(usage)}}`), usage);
+  assert.deepEqual(plainUsage(`${head}],"usage":${JSON.stringify(usage)},"obfuscation":"x1"}`), usage, 'with OpenAI\'s pad after it');
+  assert.deepEqual(plainUsage(`${head}{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"total_tokens":2}}`), { total_tokens: 2 }, 'beside a finishing choice');
+  assert.equal(plainUsage(`${line('"content":"x"')},"finish_reason":null}],"usage":null}`), undefined, 'usage: null');
+  const parsed = (data: string) => {
+    const ev = t.event(undefined, data)[0]!;
+    return ev.type === 'chunk' && !ev.plain;
+  };
+  assert.ok(parsed(`${head}],"usage":null}`), 'no choice and no usage');
+  assert.ok(parsed(`${head}{"index":0,"delta":{"content":"x"},"usage":{"total_tokens":2},"finish_reason":null}]}`), 'usage inside a choice');
+  assert.ok(parsed(`${head}],"usage":{"total_tokens":2},"usage":{"total_tokens":3}}`), 'usage twice');
+  assert.ok(parsed(`${head}],"usage":{"total_tokens":2},"usage":null}`), 'usage, then null: a parser keeps the null');
+  assert.ok(parsed(`${head}],"usage":null,"usage":{"total_tokens":2}}`), 'null, then usage');
+  assert.ok(parsed(`${head}],"usage":[1]}`), 'usage that is not an object');
+  const bad = t.event(undefined, `${head}],"usage":{"total_tokens":tru}}`);
+  assert.deepEqual(bad, [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }], 'a usage that is not JSON: parsed whole, and refused');
 });
 
 test('output bytes read off an unparsed chunk equal those of the parsed chunk: escapes, non-ASCII, tool arguments, refusals', () => {
@@ -106,7 +135,7 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     const raw = JSON.stringify(chunk);
     const from = raw.indexOf('"choices":[') + 11;
     const nested = chunk.future as { usage: unknown } | undefined;
-    const plain = chunk.usage == null && (nested === undefined || nested.usage === null);
+    const plain = nested === undefined || nested.usage === null;
     const prefix = raw.slice(0, from);
     const got = reader.bytes(raw, prefix);
     assert.equal(got, new TailReader().bytes(raw, prefix), `the repeat-shape path and a full walk agree on ${raw}`);
@@ -117,6 +146,7 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
     plainSeen++;
     assert.equal(got, disclosedBytes(chunk as never), `bytes of ${raw}`);
     assert.equal(reader.finished, choices.some((c) => c.finish_reason !== null), `finished: ${raw}`);
+    assert.deepEqual(reader.usageFrom < 0 ? null : JSON.parse(raw.slice(reader.usageFrom, reader.usageTo)), chunk.usage ?? null, `usage: ${raw}`);
   }
   assert.ok(plainSeen > 1000, `enough plain chunks were generated (${plainSeen})`);
 });

@@ -24,8 +24,9 @@ export class StreamAccumulator {
    * memory. Callers that read the text (moderation, the payload archive) `add`
    * every chunk instead.
    */
-  skim(ev: { readonly chunk: ChatChunk; plain?: unknown }, outputBytes: number): void {
-    if (!ev.plain && ev.chunk.usage) this.usage = ev.chunk.usage;
+  skim(ev: { readonly chunk: ChatChunk; plain?: unknown; usage?: Usage }, outputBytes: number): void {
+    const usage = ev.plain ? ev.usage : ev.chunk.usage;
+    if (usage) this.usage = usage;
     this.skimmedChars += outputBytes;
   }
 

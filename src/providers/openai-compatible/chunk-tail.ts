@@ -99,7 +99,10 @@ function padAt(s: string, from: number): number {
  * otherwise the UTF-8 bytes of every content, refusal and arguments string, at
  * any depth (what a reader is shown: the trace's disclosed_bytes). `finished`
  * then says whether a choice's finish reason was a string: a finish chunk goes
- * on unparsed too, and only a reader of its text parses it.
+ * on unparsed too, and only a reader of its text parses it. So does the usage
+ * chunk (`"choices":[],"usage":{…}`): `usageFrom` and `usageTo` then give its
+ * top-level usage object's span, to be parsed alone; a usage anywhere else
+ * that is not null still answers -1.
  *
  * Nearly every chunk of a stream has the last one's text with only its output
  * changed. After a plain chunk with exactly one text, the next is first tried
@@ -127,12 +130,16 @@ export class TailReader {
   private learnedFinished = false;
   /** Of the last chunk read as plain: whether it finished a choice. */
   finished = false;
+  /** Of the last chunk read as plain: where its usage object starts and ends, or -1. */
+  usageFrom = -1;
+  usageTo = -1;
   /** Of the last full walk: how many text strings, and where the last one opened and closed. */
   private texts = 0;
   private open = 0;
   private close = 0;
 
   bytes(s: string, prefix: string): number {
+    this.usageFrom = -1;
     const before = this.before;
     const after = this.after;
     // The translator hands over the same head string each time: V8 compares it by pointer.
@@ -148,7 +155,8 @@ export class TailReader {
     const L = prefix.length;
     if (s.length <= L || s.slice(0, L) !== prefix) return -1;
     const n = this.walk(s, L);
-    if (n >= 0 && this.texts === 1) {
+    // A chunk with usage is not learned: one read against it would not report that usage.
+    if (n >= 0 && this.texts === 1 && this.usageFrom < 0) {
       this.prefix = prefix;
       // Copies, not slices: a slice would keep this chunk's whole text (a large delta, or the
       // rest of the upstream read it came in) for as long as the stream runs.
@@ -170,13 +178,16 @@ export class TailReader {
     let depth = 0;
     let choiceAt = -1;
     let finishedAt = -1;
+    let usageKeys = 0;
+    let usageFrom = -1;
+    let usageTo = -1;
     this.texts = 0;
     const n = s.length;
     for (let i = from; i < n;) {
       const c = s.charCodeAt(i);
       if (c !== Char.Quote) {
         if (c === Char.OpenBrace || c === Char.OpenBracket) { if (depth++ === 0) choiceAt = i; }
-        else if (c === Char.CloseBrace || c === Char.CloseBracket) depth--;
+        else if ((c === Char.CloseBrace || c === Char.CloseBracket) && --depth === -1 && usageFrom >= 0 && usageTo < 0) usageTo = i + 1;
         i++;
         continue;
       }
@@ -216,6 +227,12 @@ export class TailReader {
           continue;
         }
         if (first !== Letter.N) return -1;
+      } else if (kind === Key.Usage && depth === -1) {
+        // The chunk's own usage, a member beside its choices: null, or an object the walk goes on
+        // into. Once: of a repeated key a parser keeps the last.
+        if (usageKeys++ > 0) return -1;
+        if (first === Char.OpenBrace) usageFrom = v;
+        else if (first !== Letter.N) return -1;
       } else if (kind === Key.Usage && first !== Letter.N) {
         return -1;
       }
@@ -223,6 +240,9 @@ export class TailReader {
     }
     this.finished = finished;
     // A chunk closes its choices and then itself: text whose nesting ends elsewhere is no chunk to vouch for.
-    return finishes > 0 && depth === -2 ? bytes : -1;
+    if (depth !== -2 || (finishes === 0 && usageTo < 0)) return -1;
+    this.usageFrom = usageFrom;
+    this.usageTo = usageTo;
+    return bytes;
   }
 }

@@ -4,9 +4,10 @@
 // object, created, model, fingerprint...) as the stream's first; such a chunk
 // is not parsed here at all (JSON.parse was a tenth of the stream path's CPU):
 // it is handed on as `plain`, parsed later only if policy or the payload
-// archive reads it. So is a chunk that finishes a choice, marked `finishes`.
-// Chunks that carry usage or an error, or whose head differs, are always parsed.
-import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator } from '../../domain.js';
+// archive reads it. So is a chunk that finishes a choice, marked `finishes`,
+// and the usage chunk, whose usage object alone is parsed. Chunks that carry
+// an error, or whose head differs, are always parsed.
+import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator, Usage } from '../../domain.js';
 import { isObj } from '../json-shape.js';
 import { flatCopy } from '../../flat-copy.js';
 import { TailReader } from './chunk-tail.js';
@@ -15,7 +16,7 @@ import { TailReader } from './chunk-tail.js';
 class PlainChunk {
   readonly type = 'chunk' as const;
   private parsed: ChatChunk | undefined;
-  constructor(readonly raw: string, readonly plain: PlainHead, readonly outputBytes: number, readonly finishes: boolean) {}
+  constructor(readonly raw: string, readonly plain: PlainHead, readonly outputBytes: number, readonly finishes: boolean, readonly usage: Usage | undefined) {}
   get chunk(): ChatChunk {
     this.parsed ??= JSON.parse(this.raw) as ChatChunk;
     return this.parsed;
@@ -23,6 +24,18 @@ class PlainChunk {
 }
 
 const CHOICES = '"choices":[';
+
+const MALFORMED = Symbol('malformed');
+
+/** The usage object the tail reader found, parsed alone: a tenth of the chunk. MALFORMED when it is not JSON, and the chunk is then parsed whole (and refused). */
+function usageOf(data: string, tails: TailReader): Usage | undefined | typeof MALFORMED {
+  if (tails.usageFrom < 0) return undefined;
+  try {
+    return JSON.parse(data.slice(tails.usageFrom, tails.usageTo)) as Usage;
+  } catch {
+    return MALFORMED;
+  }
+}
 
 /** The head of a parsed chunk's text, when it is compact and holds id and model before the choices. */
 function headOf(data: string, id: string, model: string, last: PlainHead | undefined): PlainHead | undefined {
@@ -45,7 +58,10 @@ export function streamTranslator(): StreamTranslator {
       if (data === '[DONE]') return [{ type: 'done' }];
       if (head) {
         const bytes = tails.bytes(data, head.prefix);
-        if (bytes >= 0) return [new PlainChunk(data, head, bytes, tails.finished)];
+        if (bytes >= 0) {
+          const usage = usageOf(data, tails);
+          if (usage !== MALFORMED) return [new PlainChunk(data, head, bytes, tails.finished, usage)];
+        }
       }
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
