@@ -207,11 +207,12 @@ export type StreamEvent =
     raw?: string;
     /**
      * Set by a translator that did not parse this chunk (its `chunk` is parsed
-     * on first read): it carries deltas and at most finish reasons (`finishes`
-     * says) and usage (`usage` has it), and `raw` begins with `prefix`, the stream's constant
-     * head up to its choices, which holds the upstream's `id` and `model` given
-     * here. The pipeline forwards it with that head swapped, without parsing
-     * it at all; a stage that reads a finish reason reads `chunk`.
+     * on first read): it carries deltas, finish reasons (`finishes` says
+     * whether) and usage (`usage` holds it), and `raw` begins with `prefix`,
+     * the stream's constant head up to its choices, which holds the upstream's
+     * `id` and `model` given here. The pipeline forwards it with that head
+     * swapped, without parsing it at all; a stage that reads a finish reason
+     * reads `chunk`.
      */
     plain?: PlainHead;
     /** With `plain`: the UTF-8 bytes of output text in it, read off `raw` by the translator. */

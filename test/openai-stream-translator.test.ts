@@ -45,6 +45,7 @@ test('errors, spaced JSON and a new id are always parsed; a finish goes on unpar
   assert.equal(finishes(`${line('"content":"x"')},"finish_reason":null},{"index":1,"delta":{"content":"y"},"finish_reason":null}]}`), false, 'two choices, neither finishing');
   assert.ok(parsed(`${line('"content":"x"')},"finish_reason":"stop","finish_reason":null}]}`), 'a repeated finish_reason: a parser keeps the last');
   assert.ok(parsed(`${line('"content":"x"')},"logprobs":{"finish_reason":"stop"},"finish_reason":null}]}`), 'a finish_reason string nested in a choice\'s member');
+  assert.ok(parsed(`${line('"content":"x"')},"finish_reason":null}],"x":{"y":{"finish_reason":"stop"}}}`), 'a finish_reason string as deep as a choice\'s, past the choices');
   const err = t.event(undefined, '{"error":{"message":"overloaded"}}')[0]!;
   assert.deepEqual(err, { type: 'error', message: 'overloaded' });
   assert.deepEqual(t.event(undefined, '[DONE]'), [{ type: 'done' }]);

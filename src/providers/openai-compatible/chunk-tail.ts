@@ -95,8 +95,8 @@ function padAt(s: string, from: number): number {
  * Reads one stream's chunks after their head. `bytes` answers -1 unless the
  * text starts with the stream's head `prefix` (up to and including
  * `"choices":[`), every `finish_reason` after it is null or, as a choice's own
- * member, a string, there is at least one, and `usage` is absent or null;
- * otherwise the UTF-8 bytes of every content, refusal and arguments string, at
+ * member, a string, there is at least one (or a usage), and `usage` is absent,
+ * null, or an object beside the choices; otherwise the UTF-8 bytes of every content, refusal and arguments string, at
  * any depth (what a reader is shown: the trace's disclosed_bytes). `finished`
  * then says whether a choice's finish reason was a string: a finish chunk goes
  * on unparsed too, and only a reader of its text parses it. So does the usage
@@ -173,9 +173,11 @@ export class TailReader {
     let bytes = 0;
     let finishes = 0;
     let finished = false;
-    // Nesting below the choices array: a choice's own members are at 1. A choice is known by
-    // where it opened, so that a repeated finish_reason (a parser keeps the last) is left to a parse.
+    // Nesting below the choices array: a choice's own members are at 1, while the array is open,
+    // and the chunk's at -1. A choice is known by where it opened, so that a repeated
+    // finish_reason (a parser keeps the last) is left to a parse.
     let depth = 0;
+    let inChoices = true;
     let choiceAt = -1;
     let finishedAt = -1;
     let usageKeys = 0;
@@ -187,7 +189,10 @@ export class TailReader {
       const c = s.charCodeAt(i);
       if (c !== Char.Quote) {
         if (c === Char.OpenBrace || c === Char.OpenBracket) { if (depth++ === 0) choiceAt = i; }
-        else if ((c === Char.CloseBrace || c === Char.CloseBracket) && --depth === -1 && usageFrom >= 0 && usageTo < 0) usageTo = i + 1;
+        else if ((c === Char.CloseBrace || c === Char.CloseBracket) && --depth === -1) {
+          inChoices = false;
+          if (usageFrom >= 0 && usageTo < 0) usageTo = i + 1;
+        }
         i++;
         continue;
       }
@@ -215,11 +220,12 @@ export class TailReader {
       }
       if (kind === Key.Finish) {
         finishes++;
-        if (depth === 1) {
+        const own = depth === 1 && inChoices;
+        if (own) {
           if (finishedAt === choiceAt) return -1;
           finishedAt = choiceAt;
         }
-        if (first === Char.Quote && depth === 1) {
+        if (first === Char.Quote && own) {
           // A choice's finish reason: the string is stepped over, and the chunk noted as finishing.
           i = stringEnd(s, v);
           if (i < 0) return -1;
