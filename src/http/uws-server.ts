@@ -30,9 +30,6 @@ const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * might make up; past it, they go as strings too.
  */
 const encodedNames = new Map<string, Buffer>();
-
-/** The request headers' names, encoded once: every request looks each of them up. */
-const REQUEST_HEADER_BYTES = Object.fromEntries(REQUEST_HEADERS.map((n) => [n, Buffer.from(n, 'latin1')])) as Record<RequestHeaderName, Buffer>;
 const MAX_NAMES = 256;
 
 function nameBytes(name: string): Buffer | string {
@@ -43,6 +40,9 @@ function nameBytes(name: string): Buffer | string {
   encodedNames.set(name, b);
   return b;
 }
+
+/** The request headers' names, encoded once: every request looks each of them up. */
+const REQUEST_HEADER_BYTES = Object.fromEntries(REQUEST_HEADERS.map((n) => [n, Buffer.from(n, 'latin1')])) as Record<RequestHeaderName, Buffer>;
 
 class UwsResponse implements GatewayResponse {
   readonly signal = new ClientSignal();
