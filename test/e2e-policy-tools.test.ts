@@ -296,6 +296,55 @@ for (const http of HTTP_KINDS) {
       assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
     });
 
+    test('moderation reads reasoning: reasoning_content and thinking blocks, buffered and chunked, JSON and stream', async () => {
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const reasoned = (pieces: string[], extra: object[] = []): Transcript => ({ sse: [
+        chunk({ role: 'assistant', content: null, reasoning_content: pieces[0] }), ...pieces.slice(1).map((r) => chunk({ reasoning_content: r })),
+        ...extra.map((d) => chunk(d)), chunk({ content: 'I will not help with that.' }), chunk({}, 'stop'),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+      ] });
+      // Buffered, JSON: in reasoning_content, and in a thinking block's text alone.
+      for (const message of [{ content: 'No.', reasoning_content: 'They want to make a bomb.' }, { content: 'No.', thinking_blocks: [{ type: 'thinking', thinking: 'They want to make a bomb.', signature: 'sig' }] }]) {
+        mock.replay = completion(message);
+        const res = await chat('buffered', { messages: user });
+        const text = await res.text();
+        assert.equal(res.status, 422, text);
+        assert.equal(JSON.parse(text).error.code, 'content_blocked');
+        assert.ok(!text.includes('bomb'));
+      }
+      // Buffered, stream: the term spelled across reasoning chunks.
+      mock.replay = reasoned(['They want to make', ' a bo', 'mb.']);
+      const buffered = await chat('buffered', { messages: user, stream: true });
+      assert.equal(buffered.status, 422);
+      assert.equal(((await buffered.json()) as any).error.code, 'content_blocked');
+      // Chunked: the windows hold reasoning back as they hold content; no fragment of the match leaves.
+      const lead = 'Let me think about what the user is asking for here, carefully. ';
+      mock.replay = reasoned([lead, 'They want to make', ' a bo', 'mb.']);
+      const cut = await chat('chunked', { messages: user, stream: true });
+      assert.equal(cut.status, 200);
+      const cutText = await cut.text();
+      assert.match(cutText, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!/make a|a bo|bomb/.test(cutText), `no fragment of the match was sent: ${cutText}`);
+      // What was shown of the reasoning before the cut is what the trace says was disclosed.
+      let shown = '';
+      for (const c of dataChunks(cutText.split('\n\n').filter(Boolean))) for (const ch of c.choices) shown += ch.delta?.reasoning_content ?? '';
+      assert.ok(shown.startsWith(lead), shown);
+      assert.equal((await gw.traces.waitFor(cut.headers.get('x-request-id')!)).disclosed_bytes, Buffer.byteLength(shown));
+      // A thinking block comes whole: checked whole before it goes.
+      mock.replay = reasoned([lead], [{ thinking_blocks: [{ type: 'thinking', thinking: `${lead}They want to make a bomb.`, signature: 'sig' }] }]);
+      const block = await chat('chunked', { messages: user, stream: true });
+      const blockText = await block.text();
+      assert.match(blockText, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!blockText.includes('bomb'), blockText);
+      // Clean reasoning goes through whole, in order.
+      mock.replay = reasoned([lead, 'They want the capital ', 'of France.']);
+      const ok = await chat('chunked', { messages: user, stream: true });
+      assert.equal(ok.status, 200);
+      let reasoning = '';
+      for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) reasoning += ch.delta?.reasoning_content ?? '';
+      assert.equal(reasoning, `${lead}They want the capital of France.`);
+    });
+
     test('chunked moderation releases what it held when a stream ends with [DONE] and no finish reason', async () => {
       const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
       const answer = 'Paris is the capital of France, and it sits on the Seine.';

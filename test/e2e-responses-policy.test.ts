@@ -353,6 +353,50 @@ describe('responses API: policy and storage', () => {
     }
   });
 
+  test('moderation reads reasoning: a native reasoning item\'s summary, JSON and streamed, and a chat model\'s reasoning on the translated path', async () => {
+    const summary = (text: string) => ({ id: 'rs_up1', type: 'reasoning', summary: [{ type: 'summary_text', text }] });
+    const message = { id: 'msg_up1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'No.' }] };
+    const answer = (output: object[]) => ({ id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', output, usage: { input_tokens: 3, output_tokens: 9, total_tokens: 12 } });
+    mock.replay = { json: answer([summary('They want to make a bomb.'), message]) };
+    const json = await post('dlp', { model: 'nat-model', input: 'x' });
+    const jsonText = await json.text();
+    assert.equal(json.status, 422, jsonText);
+    assert.ok(!jsonText.includes('bomb'));
+    // Streamed: the summary's text deltas, spelling the term across them; moderation is buffered on this path.
+    const pieces = ['They want to make', ' a bo', 'mb.'];
+    const events: Array<{ type: string; [k: string]: unknown }> = [
+      { type: 'response.created', response: { ...answer([]), status: 'in_progress', usage: null } },
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'rs_up1', type: 'reasoning', summary: [] } },
+      { type: 'response.reasoning_summary_part.added', item_id: 'rs_up1', output_index: 0, summary_index: 0, part: { type: 'summary_text', text: '' } },
+      ...pieces.map((delta) => ({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_up1', output_index: 0, summary_index: 0, delta })),
+      { type: 'response.output_item.added', output_index: 1, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_up1', output_index: 1, content_index: 0, delta: 'No.' },
+      { type: 'response.completed', response: answer([message]) },
+    ];
+    for (const org of ['dlp', 'chunked']) {
+      mock.replay = { sse: events.map((e, i) => ({ event: e.type, data: { ...e, sequence_number: i } })) };
+      const res = await post(org, { model: 'nat-model', input: 'x', stream: true });
+      const text = await res.text();
+      assert.equal(res.status, 422, `${org}: ${text}`);
+      assert.ok(!text.includes('bomb'), org);
+    }
+    // Translated: a chat model's reasoning_content becomes a reasoning item; buffered blocks, chunked cuts.
+    const chat = (reasoning: string[]): Transcript => ({ sse: [
+      ...reasoning.map((r, i) => ({ data: { ...base, choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: null, reasoning_content: r } : { reasoning_content: r }, finish_reason: null }] } })),
+      { data: { ...base, choices: [{ index: 0, delta: { content: 'No.' }, finish_reason: 'stop' }] } },
+      { data: '[DONE]' },
+    ] });
+    mock.replay = chat(pieces);
+    const buffered = await post('dlp', { input: 'x', stream: true });
+    assert.equal(buffered.status, 422);
+    mock.replay = chat(['Let me think about what the user is asking for here, carefully. ', ...pieces]);
+    const cut = await post('chunked', { input: 'x', stream: true });
+    assert.equal(cut.status, 200);
+    const cutEvents = await readSse(cut);
+    assert.deepEqual(cutEvents.slice(-2).map((e) => /^event: (\S+)/.exec(e)![1]), ['response.failed', 'error']);
+    assert.ok(!/make a|a bo|bomb/.test(cutEvents.join('')), cutEvents.join(''));
+  });
+
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {
     mock.replay = nativeStream('text', Array.from({ length: 400 }, () => 'padding padding padding padding padding padding padding padding padding padding '), 'response.completed');
     const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });

@@ -80,12 +80,13 @@ test('the usage chunk goes on unparsed, its usage object alone parsed; usage any
   assert.deepEqual(bad, [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }], 'a usage that is not JSON: parsed whole, and refused');
 });
 
-test('output bytes read off an unparsed chunk equal those of the parsed chunk: escapes, non-ASCII, tool arguments, refusals', () => {
+test('output bytes read off an unparsed chunk equal those of the parsed chunk: escapes, non-ASCII, tool arguments, refusals, reasoning', () => {
   const chunks = [
     { content: 'plain' },
     { content: 'quote " and \\ backslash, newline \n, tab \t' },
     { content: 'é, 漢字, emoji 😀 and \u0001' },
     { refusal: 'no, "not" that' },
+    { content: null, reasoning_content: 'thinking: é and "quotes"' },
     { tool_calls: [{ index: 0, function: { arguments: '{"a":"b\\"c"' } }, { index: 1, function: { arguments: '1}' } }] },
     { content: null },
   ];

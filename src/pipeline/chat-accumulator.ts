@@ -134,15 +134,32 @@ function mergeToolCall(m: AssistantMessage, t: ToolCallDelta): void {
   if (t.function) for (const k of Object.keys(t.function)) if (k !== 'name' && k !== 'arguments') fold(call.function, k, (t.function as Record<string, unknown>)[k]);
 }
 
-/** The texts of one choice that moderation must see: content, refusal and every tool call's arguments. */
+/** The texts of one choice a reader is shown: content, refusal, reasoning and every tool call's arguments. */
 export function outputTexts(message: AssistantMessage): string[] {
   const out: string[] = [];
   if (typeof message.content === 'string' && message.content) out.push(message.content);
   if (typeof message.refusal === 'string' && message.refusal) out.push(message.refusal);
+  if (typeof message.reasoning_content === 'string' && message.reasoning_content) out.push(message.reasoning_content);
   if (Array.isArray(message.tool_calls)) {
     for (const t of message.tool_calls) if (typeof t?.function?.arguments === 'string' && t.function.arguments) out.push(t.function.arguments);
   }
   return out;
+}
+
+/**
+ * The texts of a thinking block: an Anthropic model's thinking, signed, which a
+ * caller is shown beside `reasoning_content` and sends back in a tool loop.
+ */
+export function thinkingTexts(blocks: unknown): string[] {
+  const out: string[] = [];
+  if (!Array.isArray(blocks)) return out;
+  for (const b of blocks) if (isObj(b) && typeof b.thinking === 'string' && b.thinking) out.push(b.thinking);
+  return out;
+}
+
+/** What moderation reads of a choice: every text a reader is shown, thinking blocks' included. */
+export function moderatedTexts(message: AssistantMessage): string[] {
+  return [...outputTexts(message), ...thinkingTexts(message.thinking_blocks)];
 }
 
 /** Characters of output across all choices, for a usage estimate when the upstream reported none. */

@@ -1,12 +1,14 @@
 // Chunked moderation over whole chunks. Every text a caller will read has its
-// own moderator window: each choice's content, its refusal, and the arguments
-// of each of its tool calls (n > 1 interleaves choices, and parallel tool
-// calls interleave arguments, so one shared window would see text that is
-// never contiguous for the reader). A chunk goes out carrying only what its
-// windows released; a choice's finish reason releases the rest of that
-// choice's windows into the same chunk.
+// own moderator window: each choice's content, its refusal, its reasoning, and
+// the arguments of each of its tool calls (n > 1 interleaves choices, and
+// parallel tool calls interleave arguments, so one shared window would see
+// text that is never contiguous for the reader). A chunk goes out carrying
+// only what its windows released; a choice's finish reason releases the rest
+// of that choice's windows into the same chunk. A thinking block (Anthropic's
+// signed thinking, which comes whole) is checked whole before it goes.
 import type { ChatChunk, ChunkChoice, Delta, ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
+import { thinkingTexts } from './chat-accumulator.js';
 
 export type ChunkModeration =
   | { blocked: true; category: string }
@@ -23,7 +25,9 @@ export type PlainModeration =
   | { blocked: true; category: string }
   | { blocked: false; raw: string | undefined; shown: number; seen: number };
 
-type Channel = 'content' | 'refusal' | number;
+/** The texts of a delta that stream in pieces, each in a window of its own. */
+const TEXT_CHANNELS = ['content', 'refusal', 'reasoning_content'] as const;
+type Channel = (typeof TEXT_CHANNELS)[number] | number;
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -95,6 +99,14 @@ export class ChunkedOutput {
     return w;
   }
 
+  /** A text that comes whole, checked in a window of its own: all of it is released, or it is blocked. */
+  private whole(text: string): void {
+    const w = this.open();
+    let s = w.push(text);
+    if (!s.blocked) s = w.finish();
+    if (s.blocked) throw new Blocked(s.category);
+  }
+
   private step(choice: number, channel: Channel, text: string): string {
     const s = this.window(choice, channel).push(text);
     if (s.blocked) throw new Blocked(s.category);
@@ -105,12 +117,13 @@ export class ChunkedOutput {
   private clearDelta(c: ChunkChoice): Delta {
     const d = c.delta ?? {};
     let out: Delta | undefined;
-    for (const key of ['content', 'refusal'] as const) {
+    for (const key of TEXT_CHANNELS) {
       const text = d[key];
       if (typeof text !== 'string' || text === '') continue;
       const released = this.step(c.index, key, text);
       if (released !== text) (out ??= { ...d })[key] = released;
     }
+    for (const text of thinkingTexts(d.thinking_blocks)) this.whole(text);
     if (Array.isArray(d.tool_calls)) {
       let calls: ToolCallDelta[] | undefined;
       d.tool_calls.forEach((t, i) => {
@@ -157,7 +170,7 @@ export class ChunkedOutput {
       if (s.blocked) throw new Blocked(s.category);
       if (!s.release) continue;
       changed = true;
-      if (channel === 'content' || channel === 'refusal') {
+      if (typeof channel === 'string') {
         out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + s.release;
       } else {
         const calls = (out.tool_calls ?? []).slice();
@@ -177,7 +190,7 @@ function isEmpty(c: ChunkChoice): boolean {
   if (c.finish_reason || c.logprobs) return false;
   for (const k in c.delta) {
     const v = c.delta[k];
-    if (k === 'content' || k === 'refusal' ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
+    if (k === 'content' || k === 'refusal' || k === 'reasoning_content' ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
   }
   return true;
 }
@@ -190,6 +203,7 @@ export function disclosedBytes(chunk: ChatChunk): number {
     if (!d) continue;
     if (typeof d.content === 'string') n += Buffer.byteLength(d.content);
     if (typeof d.refusal === 'string') n += Buffer.byteLength(d.refusal);
+    if (typeof d.reasoning_content === 'string') n += Buffer.byteLength(d.reasoning_content);
     if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
   }
   return n;

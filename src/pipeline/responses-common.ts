@@ -62,26 +62,39 @@ export function saveResponse(svc: Services, ctx: RequestContext, p: Prepared, re
   });
 }
 
-/** The texts a reader sees in a response's output: message text and refusals, function-call arguments. */
+/** The texts of a message's content, or a reasoning item's summary or content: each part's text or refusal. */
+function partTexts(parts: unknown, texts: string[]): void {
+  if (!Array.isArray(parts)) return;
+  for (const p of parts) {
+    if (isObj(p) && typeof p.text === 'string') texts.push(p.text);
+    if (isObj(p) && typeof p.refusal === 'string') texts.push(p.refusal);
+  }
+}
+
+/** The texts a reader sees in a response's output: message text and refusals, reasoning summaries and text, function-call arguments. */
 export function outputTexts(output: unknown): string[] {
   const texts: string[] = [];
   if (!Array.isArray(output)) return texts;
   for (const item of output) {
     if (!isObj(item)) continue;
     if (item.type === 'function_call' && typeof item.arguments === 'string') texts.push(item.arguments);
-    if (item.type === 'message' && Array.isArray(item.content)) {
-      for (const p of item.content) {
-        if (isObj(p) && typeof p.text === 'string') texts.push(p.text);
-        if (isObj(p) && typeof p.refusal === 'string') texts.push(p.refusal);
-      }
+    if (item.type === 'message') partTexts(item.content, texts);
+    if (item.type === 'reasoning') {
+      partTexts(item.summary, texts);
+      partTexts(item.content, texts);
     }
   }
   return texts;
 }
 
-const DELTAS = new Set(['response.output_text.delta', 'response.refusal.delta', 'response.function_call_arguments.delta']);
+/** The events whose `delta` is text a reader is shown, a piece at a time. */
+export const TEXT_DELTAS: ReadonlySet<string> = new Set([
+  'response.output_text.delta', 'response.refusal.delta', 'response.function_call_arguments.delta',
+  'response.reasoning_summary_text.delta', 'response.reasoning_text.delta',
+]);
 const DONE: Record<string, 'text' | 'refusal' | 'arguments'> = {
   'response.output_text.done': 'text', 'response.refusal.done': 'refusal', 'response.function_call_arguments.done': 'arguments',
+  'response.reasoning_summary_text.done': 'text', 'response.reasoning_text.done': 'text',
 };
 
 /**
@@ -96,8 +109,9 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
   for (const ev of events) {
     if (ev.type !== 'event') continue;
     const d = ev.data;
-    if (DELTAS.has(ev.name) && typeof d.delta === 'string') {
-      const key = `${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? '')}`;
+    if (TEXT_DELTAS.has(ev.name) && typeof d.delta === 'string') {
+      // A reasoning summary's parts are numbered by summary_index, a message's by content_index.
+      const key = `${ev.name}/${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? d.summary_index ?? '')}`;
       joined.set(key, (joined.get(key) ?? '') + d.delta);
       continue;
     }

@@ -22,7 +22,7 @@ import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { chainItems, loadChain } from './responses-conversation.js';
-import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, type Prepared } from './responses-common.js';
+import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, releaseRequest, saveResponse, streamedTexts, TEXT_DELTAS, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream } from './stream-end.js';
@@ -190,7 +190,7 @@ class NativeRelay implements BatchSink {
         this.final = d.response;
         raw = (raw === undefined ? undefined : withInnerMembers(raw, 'response', own)) ?? JSON.stringify(d);
       }
-      const bytes = typeof d.delta === 'string' && (ev.name === 'response.output_text.delta' || ev.name === 'response.function_call_arguments.delta') ? Buffer.byteLength(d.delta) : 0;
+      const bytes = typeof d.delta === 'string' && TEXT_DELTAS.has(ev.name) ? Buffer.byteLength(d.delta) : 0;
       out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);
       if (ev.name === 'error' || ev.name === 'response.failed') { ctx.trace.stream_aborted = true; ctx.trace.error_code = 'upstream_error'; }
     }
