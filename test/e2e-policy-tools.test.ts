@@ -345,6 +345,31 @@ for (const http of HTTP_KINDS) {
       assert.equal(reasoning, `${lead}They want the capital of France.`);
     });
 
+    test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {
+      const audio = { id: 'audio_1', data: 'UklGRg==', expires_at: 1_700_003_600, transcript: 'Sure. Here is how to make a bomb.' };
+      for (const org of ['buffered', 'chunked']) {
+        mock.replay = completion({ content: null, audio });
+        const res = await chat(org, { messages: user, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } });
+        const text = await res.text();
+        assert.equal(res.status, 422, `${org}: ${text}`);
+        assert.ok(!text.includes('bomb') && !text.includes('UklGRg'), org);
+      }
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      mock.replay = { sse: [
+        chunk({ role: 'assistant', content: null, audio: { id: 'audio_1', transcript: 'Sure. Here is how to make', data: 'UklG' } }),
+        chunk({ audio: { transcript: ' a bomb.', data: 'Rg==' } }), chunk({ audio: { expires_at: 1_700_003_600 } }, 'stop'),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+      ] };
+      const streamed = await chat('buffered', { messages: user, stream: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' } });
+      assert.equal(streamed.status, 422);
+      assert.equal(((await streamed.json()) as any).error.code, 'content_blocked');
+      const n = mock.requests.length;
+      const refused = await chat('chunked', { messages: user, stream: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' } });
+      assert.equal(refused.status, 400);
+      assert.equal(((await refused.json()) as any).error.param, 'modalities');
+      assert.equal(mock.requests.length, n, 'nothing was sent upstream');
+    });
+
     test('chunked moderation releases what it held when a stream ends with [DONE] and no finish reason', async () => {
       const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
       const answer = 'Paris is the capital of France, and it sits on the Seine.';

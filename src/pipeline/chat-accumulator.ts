@@ -157,9 +157,16 @@ export function thinkingTexts(blocks: unknown): string[] {
   return out;
 }
 
-/** What moderation reads of a choice: every text a reader is shown, thinking blocks' included. */
+/**
+ * What moderation reads of a choice: every text a reader is shown, thinking
+ * blocks' included, and an audio answer's transcript (the words it speaks:
+ * no rule reads the sound itself).
+ */
 export function moderatedTexts(message: AssistantMessage): string[] {
-  return [...outputTexts(message), ...thinkingTexts(message.thinking_blocks)];
+  const out = [...outputTexts(message), ...thinkingTexts(message.thinking_blocks)];
+  const audio = message.audio;
+  if (isObj(audio) && typeof audio.transcript === 'string' && audio.transcript) out.push(audio.transcript);
+  return out;
 }
 
 /** Characters of output across all choices, for a usage estimate when the upstream reported none. */

@@ -56,6 +56,10 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (mode === 'chunked' && chat.stream && chat.raw.logprobs === true) {
     throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back. Send stream: false, or no logprobs.', { param: 'logprobs' });
   }
+  // Streamed audio speaks its words as they come: no window can hold back sound, only its transcript.
+  if (mode === 'chunked' && chat.stream && Array.isArray(chat.raw.modalities) && chat.raw.modalities.includes('audio')) {
+    throw new GatewayError('invalid_request', 'audio output cannot be streamed for this organisation: its chunked output moderation holds text back, and sound cannot be. Send stream: false, or text modalities only.', { param: 'modalities' });
+  }
   // Returned, not awaited: this frame holds the body, its text and its parse, which a stream must not keep (chat-stream.ts).
   if (chat.stream) return streamChat(svc, ctx, res, upstreamReq, route, wantBlock, promptTokens);
 
