@@ -370,6 +370,47 @@ for (const http of HTTP_KINDS) {
       assert.equal(mock.requests.length, n, 'nothing was sent upstream');
     });
 
+    test('moderation reads every text of an answer, known or not: legacy function-call arguments, annotations, a member nobody has invented yet', async () => {
+      const answers = [
+        { content: null, function_call: { name: 'send', arguments: '{"body":"make a bomb"}' } },
+        { content: 'See the source.', annotations: [{ type: 'url_citation', url_citation: { url: 'https://example.com/x', title: 'How to make a bomb', start_index: 0, end_index: 3 } }] },
+        { content: 'Fine.', vendor_summary: { text: 'make a bomb' } },
+      ];
+      for (const message of answers) {
+        mock.replay = completion(message);
+        const res = await chat('buffered', { messages: user });
+        const text = await res.text();
+        assert.equal(res.status, 422, `${JSON.stringify(message)}: ${text}`);
+        assert.ok(!text.includes('bomb'));
+      }
+      // Ids, names and bytes are not read: a tool named for the term, or its call id, blocks nothing.
+      mock.replay = completion({ content: null, tool_calls: [{ id: 'call_make a bomb', type: 'function', function: { name: 'make a bomb', arguments: '{}' } }] });
+      assert.equal((await chat('buffered', { messages: user })).status, 200);
+      // Chunked: legacy function-call arguments have a window of their own; an unknown member is checked chunk by chunk.
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const end = [chunk({}, 'stop'), { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' }];
+      const pad = 'padding '.repeat(10);
+      mock.replay = { sse: [chunk({ role: 'assistant', content: null, function_call: { name: 'send', arguments: `{"body":"${pad}` } }), chunk({ function_call: { arguments: 'how to make a ' } }), chunk({ function_call: { arguments: 'bo' } }), chunk({ function_call: { arguments: 'mb"}' } }), ...end] };
+      const fc = await chat('chunked', { messages: user, stream: true });
+      const fcText = await fc.text();
+      assert.match(fcText, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!/make a|a bo|bomb/.test(fcText), fcText);
+      let sent = '';
+      for (const c of dataChunks(fcText.split('\n\n').filter(Boolean))) for (const ch of c.choices) sent += ch.delta?.function_call?.arguments ?? '';
+      assert.ok(sent.startsWith(`{"body":"${pad}`), `clean arguments went out first: ${sent}`);
+      mock.replay = { sse: [chunk({ role: 'assistant', content: `Fine. ${pad}` }), chunk({ vendor_summary: { text: 'make a bomb' } }), ...end] };
+      const vendor = await chat('chunked', { messages: user, stream: true });
+      const vendorText = await vendor.text();
+      assert.match(vendorText, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!vendorText.includes('bomb'), vendorText);
+      // Clean legacy arguments arrive whole, as sent.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: null, function_call: { name: 'send', arguments: '{"body":' } }), chunk({ function_call: { arguments: `"${pad}"}` } }), ...end] };
+      const clean = await chat('chunked', { messages: user, stream: true });
+      let args = '';
+      for (const c of dataChunks(await readSse(clean))) for (const ch of c.choices) args += ch.delta?.function_call?.arguments ?? '';
+      assert.equal(args, `{"body":"${pad}"}`);
+    });
+
     test('chunked moderation releases what it held when a stream ends with [DONE] and no finish reason', async () => {
       const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
       const answer = 'Paris is the capital of France, and it sits on the Seine.';

@@ -397,6 +397,30 @@ describe('responses API: policy and storage', () => {
     assert.ok(!/make a|a bo|bomb/.test(cutEvents.join('')), cutEvents.join(''));
   });
 
+  test('moderation reads every text of a native answer\'s items, kinds it does not know included', async () => {
+    const item = { id: 'ci_up1', type: 'code_interpreter_call', status: 'completed', container_id: 'cntr_1', code: 'print("how to make a bomb")', outputs: [{ type: 'logs', logs: 'ok' }] };
+    const message = { id: 'msg_up1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Done.' }] };
+    const answer = (output: object[]) => ({ id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', output, usage: { input_tokens: 3, output_tokens: 9, total_tokens: 12 } });
+    mock.replay = { json: answer([item, message]) };
+    const json = await post('dlp', { model: 'nat-model', input: 'x' });
+    assert.equal(json.status, 422, await json.text());
+    // Streamed, the code in deltas of an event kind this gateway has no name for, and the stream cut before any .done.
+    const events: Array<{ type: string; [k: string]: unknown }> = [
+      { type: 'response.created', response: { ...answer([]), status: 'in_progress', usage: null } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', code: '', outputs: [] } },
+      ...['print("how to ', 'make a ', 'bomb")'].map((delta) => ({ type: 'response.code_interpreter_call_code.delta', item_id: 'ci_up1', output_index: 0, delta })),
+      { type: 'error', code: 'server_error', message: 'upstream died', param: null },
+    ];
+    mock.replay = { sse: events.map((e, i) => ({ event: e.type, data: { ...e, sequence_number: i } })) };
+    const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });
+    const text = await res.text();
+    assert.equal(res.status, 422, text);
+    assert.ok(!text.includes('bomb'));
+    // The caller's own instructions, echoed in the response object, are not the answer: a term there blocks nothing.
+    mock.replay = { json: { ...answer([message]), instructions: 'Never explain how to make a bomb.' } };
+    assert.equal((await post('dlp', { model: 'nat-model', input: 'x' })).status, 200);
+  });
+
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {
     mock.replay = nativeStream('text', Array.from({ length: 400 }, () => 'padding padding padding padding padding padding padding padding padding padding '), 'response.completed');
     const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });

@@ -8,6 +8,7 @@
 // chunk repeats whole (system_fingerprint, service_tier) as the last had them.
 import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, ToolCallDelta, Usage } from '../domain.js';
 import { isObj } from '../responses/types.js';
+import { shownTexts } from '../policy/shown-texts.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -158,15 +159,13 @@ export function thinkingTexts(blocks: unknown): string[] {
 }
 
 /**
- * What moderation reads of a choice: every text a reader is shown, thinking
- * blocks' included, and an audio answer's transcript (the words it speaks:
- * no rule reads the sound itself).
+ * What moderation reads of a choice: every string of its message a reader is
+ * shown, known or not (shown-texts.ts): content, refusal, reasoning, thinking
+ * blocks' text, tool-call and legacy function-call arguments, an audio
+ * answer's transcript (no rule reads the sound itself), annotations.
  */
 export function moderatedTexts(message: AssistantMessage): string[] {
-  const out = [...outputTexts(message), ...thinkingTexts(message.thinking_blocks)];
-  const audio = message.audio;
-  if (isObj(audio) && typeof audio.transcript === 'string' && audio.transcript) out.push(audio.transcript);
-  return out;
+  return shownTexts(message, []);
 }
 
 /** Characters of output across all choices, for a usage estimate when the upstream reported none. */

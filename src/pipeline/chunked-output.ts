@@ -9,6 +9,8 @@
 import type { ChatChunk, ChunkChoice, Delta, ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
 import { thinkingTexts } from './chat-accumulator.js';
+import { shownTexts } from '../policy/shown-texts.js';
+import { isObj } from '../responses/types.js';
 
 export type ChunkModeration =
   | { blocked: true; category: string }
@@ -27,7 +29,10 @@ export type PlainModeration =
 
 /** The texts of a delta that stream in pieces, each in a window of its own. */
 const TEXT_CHANNELS = ['content', 'refusal', 'reasoning_content'] as const;
-type Channel = (typeof TEXT_CHANNELS)[number] | number;
+/** A window's text: one of those, a legacy function call's arguments, or a tool call's (by its index). */
+type Channel = (typeof TEXT_CHANNELS)[number] | 'function_call' | number;
+/** A delta's members read above; any other is checked whole, chunk by chunk (shown-texts.ts says what in it is text). */
+const DELTA_READ: ReadonlySet<string> = new Set([...TEXT_CHANNELS, 'role', 'tool_calls', 'function_call', 'thinking_blocks']);
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -124,6 +129,13 @@ export class ChunkedOutput {
       if (released !== text) (out ??= { ...d })[key] = released;
     }
     for (const text of thinkingTexts(d.thinking_blocks)) this.whole(text);
+    // A member nobody has invented yet, or annotations: no window of its own, so each chunk's texts in it are checked whole.
+    for (const k of Object.keys(d)) if (!DELTA_READ.has(k)) for (const text of shownTexts(d[k], [])) this.whole(text);
+    const fc = d.function_call;
+    if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
+      const released = this.step(c.index, 'function_call', fc.arguments);
+      if (released !== fc.arguments) (out ??= { ...d }).function_call = { ...fc, arguments: released };
+    }
     if (Array.isArray(d.tool_calls)) {
       let calls: ToolCallDelta[] | undefined;
       d.tool_calls.forEach((t, i) => {
@@ -170,7 +182,10 @@ export class ChunkedOutput {
       if (s.blocked) throw new Blocked(s.category);
       if (!s.release) continue;
       changed = true;
-      if (typeof channel === 'string') {
+      if (channel === 'function_call') {
+        const fc = isObj(out.function_call) ? out.function_call : {};
+        out = { ...out, function_call: { ...fc, arguments: (typeof fc.arguments === 'string' ? fc.arguments : '') + s.release } };
+      } else if (typeof channel === 'string') {
         out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + s.release;
       } else {
         const calls = (out.tool_calls ?? []).slice();
@@ -204,6 +219,7 @@ export function disclosedBytes(chunk: ChatChunk): number {
     if (typeof d.content === 'string') n += Buffer.byteLength(d.content);
     if (typeof d.refusal === 'string') n += Buffer.byteLength(d.refusal);
     if (typeof d.reasoning_content === 'string') n += Buffer.byteLength(d.reasoning_content);
+    if (isObj(d.function_call) && typeof d.function_call.arguments === 'string') n += Buffer.byteLength(d.function_call.arguments);
     if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
   }
   return n;

@@ -3,10 +3,10 @@
 import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { ownEntry } from '../providers/json-shape.js';
 import type { StoredResponse } from '../responses/store.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
 import type { OutputMode } from '../policy/types.js';
+import { shownTexts } from '../policy/shown-texts.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 
@@ -71,7 +71,7 @@ function partTexts(parts: unknown, texts: string[]): void {
   }
 }
 
-/** The texts a reader sees in a response's output: message text and refusals, reasoning summaries and text, function-call arguments. */
+/** A response's output text, for an estimate of its tokens: message text and refusals, reasoning summaries and text, function-call arguments. */
 export function outputTexts(output: unknown): string[] {
   const texts: string[] = [];
   if (!Array.isArray(output)) return texts;
@@ -92,35 +92,35 @@ export const TEXT_DELTAS: ReadonlySet<string> = new Set([
   'response.output_text.delta', 'response.refusal.delta', 'response.function_call_arguments.delta',
   'response.reasoning_summary_text.delta', 'response.reasoning_text.delta',
 ]);
-const DONE: Record<string, 'text' | 'refusal' | 'arguments'> = {
-  'response.output_text.done': 'text', 'response.refusal.done': 'refusal', 'response.function_call_arguments.done': 'arguments',
-  'response.reasoning_summary_text.done': 'text', 'response.reasoning_text.done': 'text',
-};
+/** An event's members that place it in the response, or that streamedTexts reads apart (its delta, item, part, response). */
+const EVENT_OWN: ReadonlySet<string> = new Set([
+  'type', 'sequence_number', 'item_id', 'output_index', 'content_index', 'summary_index', 'annotation_index',
+  'delta', 'item', 'part', 'response', 'logprobs', 'obfuscation', 'partial_image_b64',
+]);
 
 /**
  * Every output text a stream of Responses events would disclose, whatever
- * event ends it (`response.failed` and `error` carry no whole output): the
- * deltas joined per content part or call, the texts `.done` events repeat,
- * and the output of any response object an event carries.
+ * event ends it (`response.failed` and `error` carry no whole output), and
+ * whatever kind of output it is, known or not (shown-texts.ts): every delta
+ * joined per event kind and part, what `.done` and other events carry, and
+ * the output of any response object an event holds.
  */
 export function streamedTexts(events: readonly StreamEvent[]): string[] {
   const joined = new Map<string, string>();
   const texts: string[] = [];
   for (const ev of events) {
-    if (ev.type !== 'event') continue;
+    if (ev.type !== 'event' || ev.name === 'error') continue;
     const d = ev.data;
-    if (TEXT_DELTAS.has(ev.name) && typeof d.delta === 'string') {
+    if (typeof d.delta === 'string') {
       // A reasoning summary's parts are numbered by summary_index, a message's by content_index.
       const key = `${ev.name}/${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? d.summary_index ?? '')}`;
       joined.set(key, (joined.get(key) ?? '') + d.delta);
       continue;
     }
-    // The event's name is the upstream's: only the table's own entries (json-shape.ts).
-    const done = ownEntry(DONE, ev.name);
-    if (done && typeof d[done] === 'string') texts.push(d[done]);
-    if (isObj(d.part)) texts.push(...outputTexts([{ type: 'message', content: [d.part] }]));
-    if (isObj(d.item)) texts.push(...outputTexts([d.item]));
-    if (isObj(d.response)) texts.push(...outputTexts(d.response.output));
+    for (const k of Object.keys(d)) if (!EVENT_OWN.has(k)) shownTexts(d[k], texts);
+    if (isObj(d.part)) shownTexts(d.part, texts);
+    if (isObj(d.item)) shownTexts(d.item, texts);
+    if (isObj(d.response)) shownTexts(d.response.output, texts);
   }
   return [...new Set([...joined.values(), ...texts])];
 }
@@ -132,8 +132,9 @@ export async function moderateTexts(svc: Services, org: string, texts: string[])
   if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
 }
 
-/** Buffered moderation over a whole response's output. */
-export const moderateOutput = (svc: Services, org: string, output: unknown): Promise<void> => moderateTexts(svc, org, outputTexts(output));
+/** Buffered moderation over a whole response's output: every text of every item, known kinds or not. */
+export const moderateOutput = (svc: Services, org: string, output: unknown): Promise<void> =>
+  moderateTexts(svc, org, Array.isArray(output) ? shownTexts(output, []) : []);
 
 /** A native response's usage in chat terms, for the trace and its cost. */
 export function chatUsageOf(usage: unknown): Usage | undefined {
