@@ -135,7 +135,7 @@ function mergeToolCall(m: AssistantMessage, t: ToolCallDelta): void {
   if (t.function) for (const k of Object.keys(t.function)) if (k !== 'name' && k !== 'arguments') fold(call.function, k, (t.function as Record<string, unknown>)[k]);
 }
 
-/** The texts of one choice a reader is shown: content, refusal, reasoning and every tool call's arguments. */
+/** A choice's output text, for an estimate of its tokens: content, refusal, reasoning and every tool call's arguments. */
 export function outputTexts(message: AssistantMessage): string[] {
   const out: string[] = [];
   if (typeof message.content === 'string' && message.content) out.push(message.content);
