@@ -10,9 +10,9 @@ import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 
 /**
- * Buffered moderation: every choice's content, refusal, reasoning (thinking
- * blocks too) and tool-call arguments. The texts of one choice are joined by a
- * newline, so a rule cannot match across two of them as if they were one sentence.
+ * Buffered moderation: every string of each choice's message a reader is shown
+ * (moderatedTexts). The texts of one choice are joined by a newline, so a rule
+ * cannot match across two of them as if they were one sentence.
  */
 export async function moderateChoices(svc: Services, org: string, completion: ChatCompletion): Promise<void> {
   for (const c of completion.choices) {
