@@ -154,6 +154,41 @@ test('the one-pass tail reading agrees with parsing the chunk, on 5,000 generate
   assert.ok(plainSeen > 1000, `enough plain chunks were generated (${plainSeen})`);
 });
 
+test('the translator\'s events agree with parsing each chunk: plain or not, its finish and its usage, on 3,000 generated streams', () => {
+  const r = rng(29);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const words = ['a', 'b c', 'é', '"q"', '\\', '😀', '"finish_reason":"stop"', '"usage":{"x":1}', '{"obfuscation":"x"}'];
+  const text = () => Array.from({ length: Math.floor(r() * 4) }, () => pick(words)).join('');
+  let plainSeen = 0;
+  for (let s = 0; s < 3000; s++) {
+    const t = streamTranslator();
+    const head = { id: `c${s}`, object: 'chat.completion.chunk', created: 1, model: 'm', ...(r() < 0.5 ? { service_tier: 'default', system_fingerprint: 'fp' } : {}) };
+    const padded = r() < 0.5;
+    const chunks: object[] = [{ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }];
+    for (let k = 0; k < 6; k++) {
+      const delta = r() < 0.2 ? { reasoning_content: text() } : { content: text() };
+      chunks.push({ ...head, choices: [{ index: 0, delta, ...(r() < 0.5 ? { logprobs: null } : {}), finish_reason: r() < 0.1 ? 'length' : null }] });
+    }
+    chunks.push({ ...head, choices: [{ index: 0, delta: {}, finish_reason: pick(['stop', 'tool_calls']) }] });
+    chunks.push({ ...head, choices: [], usage: r() < 0.8 ? { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, details: { cached: [text()] } } : null });
+    for (const c of chunks) {
+      const obj: Record<string, unknown> = padded ? { ...c, usage: (c as { usage?: unknown }).usage ?? null, obfuscation: text() } : { ...c };
+      const data = JSON.stringify(obj);
+      const ev = t.event(undefined, data)[0]!;
+      assert.equal(ev.type, 'chunk', data);
+      if (ev.type !== 'chunk') continue;
+      const parsed = JSON.parse(data);
+      assert.deepEqual(ev.chunk, parsed, data);
+      if (!ev.plain) continue;
+      plainSeen++;
+      assert.equal(ev.finishes, parsed.choices.some((ch: { finish_reason: unknown }) => ch.finish_reason !== null), `finishes: ${data}`);
+      assert.deepEqual(ev.usage ?? null, parsed.usage ?? null, `usage: ${data}`);
+      assert.equal(ev.outputBytes, disclosedBytes(parsed), `bytes: ${data}`);
+    }
+  }
+  assert.ok(plainSeen > 15_000, `most chunks went unparsed (${plainSeen})`);
+});
+
 test('text the one-pass reading cannot vouch for is left to the parser', () => {
   const head = '{"id":"c","choices":[';
   const tail = (t: string) => new TailReader().bytes(head + t, head);
