@@ -148,17 +148,6 @@ export function outputTexts(message: AssistantMessage): string[] {
 }
 
 /**
- * The texts of a thinking block: an Anthropic model's thinking, signed, which a
- * caller is shown beside `reasoning_content` and sends back in a tool loop.
- */
-export function thinkingTexts(blocks: unknown): string[] {
-  const out: string[] = [];
-  if (!Array.isArray(blocks)) return out;
-  for (const b of blocks) if (isObj(b) && typeof b.thinking === 'string' && b.thinking) out.push(b.thinking);
-  return out;
-}
-
-/**
  * What moderation reads of a choice: every string of its message a reader is
  * shown, known or not (shown-texts.ts): content, refusal, reasoning, thinking
  * blocks' text, tool-call and legacy function-call arguments, an audio

@@ -1,14 +1,14 @@
 // Chunked moderation over whole chunks. Every text a caller will read has its
-// own moderator window: each choice's content, its refusal, its reasoning, and
-// the arguments of each of its tool calls (n > 1 interleaves choices, and
-// parallel tool calls interleave arguments, so one shared window would see
-// text that is never contiguous for the reader). A chunk goes out carrying
-// only what its windows released; a choice's finish reason releases the rest
-// of that choice's windows into the same chunk. A thinking block (Anthropic's
-// signed thinking, which comes whole) is checked whole before it goes.
+// own moderator window: each choice's content, its refusal, its reasoning, the
+// arguments of each of its tool calls and of a legacy function call (n > 1
+// interleaves choices, and parallel tool calls interleave arguments, so one
+// shared window would see text that is never contiguous for the reader). A
+// chunk goes out carrying only what its windows released; a choice's finish
+// reason releases the rest of that choice's windows into the same chunk. Any
+// other member's texts, a thinking block's (Anthropic's signed thinking, which
+// comes whole) among them, are checked whole before the chunk goes.
 import type { ChatChunk, ChunkChoice, Delta, ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
-import { thinkingTexts } from './chat-accumulator.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
 
@@ -31,8 +31,12 @@ export type PlainModeration =
 const TEXT_CHANNELS = ['content', 'refusal', 'reasoning_content'] as const;
 /** A window's text: one of those, a legacy function call's arguments, or a tool call's (by its index). */
 type Channel = (typeof TEXT_CHANNELS)[number] | 'function_call' | number;
-/** A delta's members read above; any other is checked whole, chunk by chunk (shown-texts.ts says what in it is text). */
-const DELTA_READ: ReadonlySet<string> = new Set([...TEXT_CHANNELS, 'role', 'tool_calls', 'function_call', 'thinking_blocks']);
+/**
+ * A delta's members with windows of their own. Any other is checked whole,
+ * chunk by chunk (shown-texts.ts says what in it is text): a thinking block,
+ * which comes whole, and a member nobody has invented yet.
+ */
+const DELTA_READ: ReadonlySet<string> = new Set([...TEXT_CHANNELS, 'role', 'tool_calls', 'function_call']);
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -128,8 +132,6 @@ export class ChunkedOutput {
       const released = this.step(c.index, key, text);
       if (released !== text) (out ??= { ...d })[key] = released;
     }
-    for (const text of thinkingTexts(d.thinking_blocks)) this.whole(text);
-    // A member nobody has invented yet, or annotations: no window of its own, so each chunk's texts in it are checked whole.
     for (const k of Object.keys(d)) if (!DELTA_READ.has(k)) for (const text of shownTexts(d[k], [])) this.whole(text);
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
