@@ -2,6 +2,6 @@
 export { TracePipeline, type TracePipelineOptions } from './pipeline.js';
 export { traceSettingsSchema, orgTraceSchema, resolvePayloadSecret, type TraceSettings, type OrgTraceSettings } from './config-schema.js';
 export { listTraces, getTrace, LIMIT_DEFAULT, LIMIT_MAX, type TraceView, type ListTracesQuery, type TraceReadOptions } from './query.js';
-export { fetchPayload, type Payload } from './payload-archive.js';
+export { fetchPayload } from './payload-archive.js';
 export { signPayloadUrl, verifyPayloadSignature, type SignatureCheck } from './signed-url.js';
 export type { TraceLogger, TraceMetrics } from './metrics.js';

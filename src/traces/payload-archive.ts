@@ -14,8 +14,6 @@ import type { TracePayload } from '../domain.js';
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
-export type Payload = TracePayload;
-
 /**
  * A payload's JSON text. One JSON cannot encode (a BigInt, a cycle, nesting
  * deeper than the stack) is archived as an error note: throwing would lose
@@ -35,8 +33,8 @@ export async function compressPayload(payload: string | TracePayload): Promise<B
   return gzipAsync(typeof payload === 'string' ? payload : payloadText(payload), { level: 6 });
 }
 
-export async function decompressPayload(body: Buffer): Promise<Payload> {
-  return JSON.parse((await gunzipAsync(body)).toString('utf8')) as Payload;
+export async function decompressPayload(body: Buffer): Promise<TracePayload> {
+  return JSON.parse((await gunzipAsync(body)).toString('utf8')) as TracePayload;
 }
 
 /**
@@ -44,7 +42,7 @@ export async function decompressPayload(body: Buffer): Promise<Payload> {
  * the caller must first have verified the link's signature, which is the
  * authorisation (see signed-url.ts).
  */
-export async function fetchPayload(pool: pg.Pool, requestId: string): Promise<Payload | undefined> {
+export async function fetchPayload(pool: pg.Pool, requestId: string): Promise<TracePayload | undefined> {
   const res = await pool.query<{ body: Buffer }>('SELECT body FROM trace_payloads WHERE request_id = $1 LIMIT 1', [requestId]);
   const row = res.rows[0];
   return row ? decompressPayload(row.body) : undefined;

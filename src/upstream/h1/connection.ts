@@ -64,7 +64,6 @@ function isBlank(c: number): boolean {
   return c === 0x20 || c === 0x09;
 }
 
-
 /** Answer heads larger than this are refused, as node's and undici's clients refuse them. */
 const MAX_HEADER_BYTES = 16 * 1024;
 /** An upstream's keep-alive timeout is trusted less this margin, so that sluice never reuses a socket as the upstream closes it. */
