@@ -26,6 +26,23 @@ function lower(c: number): number {
   return c >= 65 && c <= 90 ? c | 32 : c;
 }
 
+/**
+ * Header names in lower case, by length: a header is compared only with the
+ * names of its own length. Compared with all eight rate-limit names, each of
+ * an answer's twenty-odd headers cost what the cuts and case conversions had
+ * (262.0k instructions a JSON request against 262.5k).
+ */
+export class NameSet {
+  readonly byLength: Array<readonly string[] | undefined> = [];
+
+  constructor(names: readonly string[]) {
+    for (const name of names) {
+      while (this.byLength.length <= name.length) this.byLength.push(undefined);
+      this.byLength[name.length] = [...(this.byLength[name.length] ?? []), name];
+    }
+  }
+}
+
 export class AnswerHead {
   static readonly EMPTY = new AnswerHead('', []);
 
@@ -58,6 +75,20 @@ export class AnswerHead {
   /** Whether header `i`'s name starts with `prefix` (given in lower case), compared in place. */
   nameStartsWith(i: number, prefix: string): boolean {
     return this.spans[4 * i + 1]! - this.spans[4 * i]! >= prefix.length && this.startsWith(i, prefix);
+  }
+
+  /**
+   * Header `i`'s name as the one of `names` it is, or undefined. The set's own
+   * string, not a slice of the head lower-cased: a reader that keeps names (the
+   * rate limits passed back) gets them without a cut or a case conversion
+   * (about 700 instructions a header), and compares them later by pointer.
+   */
+  nameAmong(i: number, names: NameSet): string | undefined {
+    const length = this.spans[4 * i + 1]! - this.spans[4 * i]!;
+    const candidates = length < names.byLength.length ? names.byLength[length] : undefined;
+    if (candidates === undefined) return undefined;
+    for (const name of candidates) if (this.startsWith(i, name)) return name;
+    return undefined;
   }
 
   /**
