@@ -36,7 +36,7 @@ import { buildConfig } from '../src/config/load-config.js';
 import { processExecArgv } from '../src/threads/young-generation.js';
 import { stopServer } from './bench-procs.js';
 import { chatBody } from './scenarios.js';
-import { benchRequestHeaders } from './production-headers.js';
+import { benchRequestHeaders, shapesPriced } from './production-headers.js';
 
 const N = Number(process.env.INSTR_REQUESTS ?? 2000);
 const WARM = Number(process.env.INSTR_WARMUP ?? 15_000);
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const scenarios: Array<[string, string, number, number]> = [
     ['JSON 300 B', chatBody(300, false), 4, WARM], ['stream 20 chunks', chatBody(300, true), 4, WARM], ['stream, 2 ms pace', chatBody(300, true, { bench_pace_ms: 2 }), 1, PACED_WARM],
   ];
-  console.log(`instructions per request, gateway threads, ${N} requests after ${WARM} (paced: ${PACED_WARM}; threaded: ${THREAD_WARM}) (callgrind)`);
+  console.log(`instructions per request, gateway threads, ${N} requests after ${WARM} (paced: ${PACED_WARM}; threaded: ${THREAD_WARM}) (callgrind); ${shapesPriced()}`);
   for (const [scenario, body, connections, warm] of scenarios) {
     let proxy = NaN;
     for (const t of chosen) {

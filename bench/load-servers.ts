@@ -60,7 +60,7 @@ const served = { json: 0, stream: 0 };
 
 async function mock(): Promise<number> {
   const json = JSON.stringify({ id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: 'bench-model', choices: [{ index: 0, message: { role: 'assistant', content: 'hello from the bench mock' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
-  // As OpenAI writes its chunks (MOCK_OPENAI_CHUNKS=1), or their bare minimum.
+  // As OpenAI writes its chunks (unless MOCK_OPENAI_CHUNKS=0), or their bare minimum.
   const real = openaiChunks();
   const chunkHead = `{"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"bench-model",${real ? '"service_tier":"default","system_fingerprint":"fp_b","' : '"'}choices":[`;
   const head = `data: ${chunkHead}{"index":0,"delta":{"content":"tok `;

@@ -12,6 +12,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { latencyChart } from './svg-chart.js';
 import { scenarios, verify, type Capabilities, type Measure } from './scenarios.js';
 import { FLOOR, startTargets } from './targets.js';
+import { shapesPriced } from './production-headers.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLOW = Number(process.env.BENCH_SLOW_STREAMS ?? 5000);
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
     for (const [what, ok] of Object.entries(c)) if (!ok) notes.push(`${t.name} did not answer ${what} correctly: left out of those scenarios.`);
   }
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  console.log(`npm run bench — ${new Date().toISOString().slice(0, 10)}, ${machine}; ${SECONDS} s per load cell`);
+  const shapes = shapesPriced();
+  console.log(`npm run bench — ${new Date().toISOString().slice(0, 10)}, ${machine}; ${SECONDS} s per load cell; ${shapes}`);
   for (const n of notes) console.log(`note: ${n}`);
 
   const results: Array<{ scenario: string; target: string } & Measure> = [];
@@ -62,7 +64,7 @@ async function main(): Promise<void> {
 
   mkdirSync('bench-results', { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  writeFileSync(`bench-results/bench-${stamp}.json`, JSON.stringify({ date: new Date().toISOString(), machine, seconds: SECONDS, threads: THREADS, notes, results }, null, 2));
+  writeFileSync(`bench-results/bench-${stamp}.json`, JSON.stringify({ date: new Date().toISOString(), machine, seconds: SECONDS, threads: THREADS, shapes, notes, results }, null, 2));
   writeFileSync(`bench-results/latency-${stamp}.svg`, latencyChart(results.filter((r) => r.percentiles)));
   console.log(`\nwritten: bench-results/bench-${stamp}.json, bench-results/latency-${stamp}.svg`);
   for (const t of targets) t.stop();
