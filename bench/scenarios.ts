@@ -180,8 +180,17 @@ function ttfb(paceMs: number, samples: number, rounds = 10): Scenario['run'] {
     const payload = chatBody(300, true, { bench_pace_ms: paceMs });
     const times: number[][] = targets.map(() => []);
     const block = Math.ceil(samples / rounds);
-    // Unmeasured first: each target's first streams are its connection and V8 compiling the path.
-    for (let i = 0; i < targets.length; i++) for (let k = 0; k < 20; k++) await firstByte(targets[i]!, agents[i]!, payload);
+    // Unmeasured first, as every load cell is: unpaced streams for WARMUP_SECONDS, then 20 paced ones
+    // on the cell's own connection. Twenty alone left the path to the first byte in V8's lower tiers
+    // when the cell ran without the load cells before it (BENCH_ONLY=TTFB): sluice's time from the
+    // request's arrival to its upstream write read 0.41 ms that way, 0.23 ms after 20,000 streams, and
+    // its TTFB added about 1.0 ms against 0.5-0.6 (2026-11-29); the floors' moved as much for their
+    // shorter paths, so a subset run priced the JIT, not the path.
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i]!;
+      if (WARMUP_SECONDS > 0) await autocannon({ url: `${t.url}/v1/chat/completions`, method: 'POST', connections: 8, headers: headers(t), body: chatBody(300, true), duration: WARMUP_SECONDS });
+      for (let k = 0; k < 20; k++) await firstByte(t, agents[i]!, payload);
+    }
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < targets.length; j++) {
         const i = (r + j) % targets.length;
