@@ -20,3 +20,35 @@ test('a "__proto__" member of a chunk, a choice or a delta is folded as a member
   assert.deepEqual(Object.getOwnPropertyDescriptor(choice.message, '__proto__')?.value, ['d', 'd'], 'a delta array is appended');
   assert.equal(Object.getPrototypeOf(choice.message), Object.prototype);
 });
+
+test('streamed audio is archived whole: its base64 pieces become one base64 text of all their bytes', () => {
+  const acc = new StreamAccumulator();
+  // Pieces of 5, 7 and 4 bytes: each is padded base64 of its own, so the texts joined would not decode to the sound.
+  const bytes = [Buffer.from('RIFF\x01'), Buffer.from('WAVEfmt'), Buffer.from([0, 1, 2, 255])];
+  const chunk = (audio: object, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { audio }, finish_reason: finish }] }) as unknown as ChatChunk;
+  acc.add(chunk({ id: 'audio_1', transcript: 'Hello', data: bytes[0]!.toString('base64') }));
+  acc.add(chunk({ transcript: ' there.', data: bytes[1]!.toString('base64') }));
+  acc.add(chunk({ data: bytes[2]!.toString('base64') }));
+  acc.add(chunk({ expires_at: 1_700_003_600 }, 'stop'));
+  const audio = (acc.completion.choices[0]!.message as Record<string, any>).audio;
+  assert.deepEqual(Object.keys(audio), ['id', 'transcript', 'data', 'expires_at'], 'members keep the order they came in');
+  assert.equal(audio.id, 'audio_1');
+  assert.equal(audio.transcript, 'Hello there.');
+  assert.equal(audio.expires_at, 1_700_003_600);
+  assert.deepEqual(Buffer.from(audio.data, 'base64'), Buffer.concat(bytes));
+  assert.equal(audio.data, Buffer.concat(bytes).toString('base64'));
+  // Read twice (moderation, then the archive), it is the same.
+  assert.equal((acc.completion.choices[0]!.message as Record<string, any>).audio.data, audio.data);
+});
+
+test('audio pieces that are not all strict base64 are joined as they came, each choice its own', () => {
+  const acc = new StreamAccumulator();
+  const chunk = (index: number, data: string) => ({ id: 'c', choices: [{ index, delta: { audio: { data } }, finish_reason: null }] }) as unknown as ChatChunk;
+  acc.add(chunk(0, 'not base64!'));
+  acc.add(chunk(1, 'AAAA'));
+  acc.add(chunk(0, 'AA=='));
+  acc.add(chunk(1, 'AQ=='));
+  const [a, b] = acc.completion.choices.map((c) => (c.message as Record<string, any>).audio.data);
+  assert.equal(a, 'not base64!AA==');
+  assert.equal(b, Buffer.from([0, 0, 0, 1]).toString('base64'));
+});

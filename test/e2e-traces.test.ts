@@ -167,6 +167,31 @@ describe('traces end to end', () => {
     assert.ok(t.completion_tokens > 0);
   });
 
+  test('stream: a streamed audio answer is archived with all its sound, not its last piece', async () => {
+    const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'up-model' };
+    const pieces = [Buffer.from('RIFF\x01'), Buffer.from('WAVEfmt'), Buffer.from([0, 1, 2, 255])];
+    const chunk = (audio: object, finish: string | null = null) => ({ data: { ...base, choices: [{ index: 0, delta: { audio }, finish_reason: finish }] } });
+    mock.replay = { sse: [
+      chunk({ id: 'audio_1', transcript: 'Hello', data: pieces[0]!.toString('base64') }),
+      chunk({ transcript: ' there.', data: pieces[1]!.toString('base64') }),
+      chunk({ data: pieces[2]!.toString('base64') }), chunk({ expires_at: 1_700_003_600 }, 'stop'), { data: '[DONE]' },
+    ] };
+    try {
+      const res = await chat(acme, { stream: true, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, messages: [{ role: 'user', content: 'say hello' }] });
+      let sent = '';
+      for (const line of (await readSse(res)).filter((l) => l.startsWith('data: {'))) sent += JSON.parse(line.slice(6)).choices[0]?.delta?.audio?.data ?? '';
+      assert.equal(sent, pieces.map((p) => p.toString('base64')).join(''), 'the caller gets every piece as the upstream sent it');
+      const t = await readTrace(res.headers.get('x-request-id')!);
+      const payload: any = await (await fetch(t.payload_url)).json();
+      const audio = payload.response.choices[0].message.audio;
+      assert.deepEqual(Buffer.from(audio.data, 'base64'), Buffer.concat(pieces));
+      assert.equal(audio.transcript, 'Hello there.');
+      assert.equal(audio.expires_at, 1_700_003_600);
+    } finally {
+      mock.replay = undefined;
+    }
+  });
+
   test('errors and aborts: the status the caller saw, stream_aborted for a cut stream', async () => {
     mock.fault = 'error-before-first-byte';
     const failed = await chat(acme, { messages: [{ role: 'user', content: 'x' }] });

@@ -17,6 +17,8 @@ export class StreamAccumulator {
   private skimmedChars = 0;
   /** The last usage the upstream reported (OpenAI sends it once, on the final chunk). */
   usage: Usage | undefined;
+  /** Each choice's streamed audio, its base64 pieces in order (joined in `completion`). */
+  private audioData: Map<number, string[]> | undefined;
 
   /**
    * For a stream nobody reads the text of: usage is taken, and otherwise only
@@ -54,6 +56,8 @@ export class StreamAccumulator {
         if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
+        if (isObj(d.audio)) this.foldAudio(c.index, m, d.audio);
+        else if (d.audio !== undefined) fold(m, 'audio', d.audio);
         for (const k of Object.keys(d)) if (!DELTA_OWN.has(k)) fold(m, k, d[k]);
       }
       if (c.finish_reason) choice.finish_reason = c.finish_reason;
@@ -63,11 +67,41 @@ export class StreamAccumulator {
     for (const k of Object.keys(chunk)) if (k !== 'choices' && k !== 'usage') replace((this.top ??= {}), k, chunk[k]);
   }
 
+  /**
+   * An audio delta's members folded into the message's audio, but for its
+   * `data`: each chunk's is a base64 text of its own, padded to itself, so
+   * joining the texts as text pieces would not be the sound, and keeping the
+   * last (as a member every chunk repeats) kept a fraction of a second of it.
+   */
+  private foldAudio(index: number, m: AssistantMessage, audio: Record<string, unknown>): void {
+    const had = Object.hasOwn(m, 'audio') ? (m as Record<string, unknown>).audio : undefined;
+    const target: Record<string, unknown> = isObj(had) ? had : {};
+    if (target !== had) define(m as Record<string, unknown>, 'audio', target);
+    for (const k of Object.keys(audio)) {
+      const v = audio[k];
+      if (k !== 'data' || typeof v !== 'string') { fold(target, k, v); continue; }
+      const all = (this.audioData ??= new Map());
+      const pieces = all.get(index);
+      if (pieces) pieces.push(v);
+      else {
+        all.set(index, [v]);
+        // Where the first piece came, so the member keeps its place among the others.
+        define(target, 'data', v);
+      }
+    }
+  }
+
   /** The chunks' own members besides choices and usage (id, model, system_fingerprint...), the last of each. */
   private top: Record<string, unknown> | undefined;
 
   get completion(): ChatCompletion {
     const choices = this.choices ? [...this.choices.values()].sort((a, b) => a.index - b.index) : [];
+    if (this.audioData) {
+      for (const [index, pieces] of this.audioData) {
+        const audio = (this.choices!.get(index)!.message as Record<string, unknown>).audio;
+        if (isObj(audio)) audio.data = joinBase64(pieces);
+      }
+    }
     const out: ChatCompletion = { ...this.top, choices };
     if (out.object === 'chat.completion.chunk') out.object = 'chat.completion';
     if (this.usage) out.usage = this.usage;
@@ -76,7 +110,20 @@ export class StreamAccumulator {
 }
 
 /** A delta's members add() reads itself; the rest are folded. */
-const DELTA_OWN = new Set(['content', 'refusal', 'reasoning_content', 'tool_calls', 'thinking_blocks']);
+const DELTA_OWN = new Set(['content', 'refusal', 'reasoning_content', 'tool_calls', 'thinking_blocks', 'audio']);
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Streamed base64 pieces as one base64 text of all their bytes, as a
+ * non-streamed answer carries its sound. Pieces that are not all strict
+ * base64 are joined as they came: decoding them would silently drop what is
+ * not base64.
+ */
+function joinBase64(pieces: string[]): string {
+  if (pieces.length === 1 || !pieces.every((p) => BASE64.test(p))) return pieces.join('');
+  return Buffer.concat(pieces.map((p) => Buffer.from(p, 'base64'))).toString('base64');
+}
 const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
 const CALL_OWN = new Set(['index', 'id', 'function']);
 /** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
