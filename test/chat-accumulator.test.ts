@@ -37,8 +37,10 @@ test('streamed audio is archived whole: its base64 pieces become one base64 text
   assert.equal(audio.expires_at, 1_700_003_600);
   assert.deepEqual(Buffer.from(audio.data, 'base64'), Buffer.concat(bytes));
   assert.equal(audio.data, Buffer.concat(bytes).toString('base64'));
-  // Read twice (moderation, then the archive), it is the same.
+  // Read twice (moderation, then the archive), it is the same; a piece that comes after a read is in the next.
   assert.equal((acc.completion.choices[0]!.message as Record<string, any>).audio.data, audio.data);
+  acc.add(chunk({ data: Buffer.from('tail').toString('base64') }));
+  assert.deepEqual(Buffer.from((acc.completion.choices[0]!.message as Record<string, any>).audio.data, 'base64'), Buffer.concat([...bytes, Buffer.from('tail')]));
 });
 
 test('audio pieces that are not all strict base64 are joined as they came, each choice its own', () => {

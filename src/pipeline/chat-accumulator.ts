@@ -19,6 +19,8 @@ export class StreamAccumulator {
   usage: Usage | undefined;
   /** Each choice's streamed audio, its base64 pieces in order (joined in `completion`). */
   private audioData: Map<number, string[]> | undefined;
+  /** A piece came since `completion` last joined them: moderation and the archive each read it. */
+  private audioPending = false;
 
   /**
    * For a stream nobody reads the text of: usage is taken, and otherwise only
@@ -81,6 +83,7 @@ export class StreamAccumulator {
       const v = audio[k];
       if (k !== 'data' || typeof v !== 'string') { fold(target, k, v); continue; }
       const all = (this.audioData ??= new Map());
+      this.audioPending = true;
       const pieces = all.get(index);
       if (pieces) pieces.push(v);
       else {
@@ -96,8 +99,9 @@ export class StreamAccumulator {
 
   get completion(): ChatCompletion {
     const choices = this.choices ? [...this.choices.values()].sort((a, b) => a.index - b.index) : [];
-    if (this.audioData) {
-      for (const [index, pieces] of this.audioData) {
+    if (this.audioPending) {
+      this.audioPending = false;
+      for (const [index, pieces] of this.audioData!) {
         const audio = (this.choices!.get(index)!.message as Record<string, unknown>).audio;
         if (isObj(audio)) audio.data = joinBase64(pieces);
       }
@@ -111,6 +115,10 @@ export class StreamAccumulator {
 
 /** A delta's members add() reads itself; the rest are folded. */
 const DELTA_OWN = new Set(['content', 'refusal', 'reasoning_content', 'tool_calls', 'thinking_blocks', 'audio']);
+const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
+const CALL_OWN = new Set(['index', 'id', 'function']);
+/** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
+const TEXT_KEYS = new Set(['content', 'refusal', 'reasoning_content', 'arguments', 'text', 'transcript']);
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -124,10 +132,6 @@ function joinBase64(pieces: string[]): string {
   if (pieces.length === 1 || !pieces.every((p) => BASE64.test(p))) return pieces.join('');
   return Buffer.concat(pieces.map((p) => Buffer.from(p, 'base64'))).toString('base64');
 }
-const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
-const CALL_OWN = new Set(['index', 'id', 'function']);
-/** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
-const TEXT_KEYS = new Set(['content', 'refusal', 'reasoning_content', 'arguments', 'text', 'transcript']);
 
 /**
  * Sets an own member, whatever its name: an assignment to "__proto__" would
