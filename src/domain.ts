@@ -160,12 +160,20 @@ export interface ToolCallDelta {
   [key: string]: unknown;
 }
 
+/**
+ * A delta's members whose string pieces every client joins, and sluice with
+ * them: the content, a refusal, and reasoning as DeepSeek spells it
+ * (`reasoning_content`) and as OpenRouter, vLLM, Ollama and Groq do (`reasoning`).
+ */
+export const TEXT_MEMBERS = ['content', 'refusal', 'reasoning_content', 'reasoning'] as const;
+
 export interface Delta {
   role?: string;
   content?: string | null;
   refusal?: string | null;
   tool_calls?: ToolCallDelta[];
   reasoning_content?: string;
+  reasoning?: string;
   [key: string]: unknown;
 }
 

@@ -54,3 +54,32 @@ test('audio pieces that are not all strict base64 are joined as they came, each 
   assert.equal(a, 'not base64!AA==');
   assert.equal(b, Buffer.from([0, 0, 0, 1]).toString('base64'));
 });
+
+test('reasoning streamed as `reasoning` is joined as reasoning_content is, and counts toward the estimate', () => {
+  const acc = new StreamAccumulator();
+  const chunk = (delta: Record<string, unknown>): ChatChunk => ({ choices: [{ index: 0, delta, finish_reason: null }] });
+  acc.add(chunk({ role: 'assistant', content: '', reasoning: 'Let me ' }));
+  acc.add(chunk({ reasoning: 'think.' }));
+  acc.add(chunk({ content: 'Paris.' }));
+  const m = acc.completion.choices[0]!.message;
+  assert.equal(m.reasoning, 'Let me think.');
+  assert.equal(m.content, 'Paris.');
+  assert.equal(acc.outputChars, 'Let me think.'.length + 'Paris.'.length);
+});
+
+test('a moderated stream keeps every other member\'s pieces joined by place, where the completion keeps what a client would', () => {
+  const chunk = (index: number, delta: Record<string, unknown>): ChatChunk => ({ choices: [{ index, delta, finish_reason: null }] });
+  const feed = (acc: StreamAccumulator) => {
+    acc.add(chunk(0, { role: 'assistant', content: 'Hi', vendor: { note: 'make a b' } }));
+    acc.add(chunk(1, { role: 'assistant', vendor: { note: 'other' } }));
+    acc.add(chunk(0, { vendor: { note: 'omb' } }));
+  };
+  const moderated = new StreamAccumulator(true);
+  feed(moderated);
+  assert.deepEqual(moderated.trailTexts(0), ['make a bomb']);
+  assert.deepEqual(moderated.trailTexts(1), ['other']);
+  assert.deepEqual(moderated.completion.choices[0]!.message.vendor, { note: 'omb' }, 'the archive folds it as a client does');
+  const archived = new StreamAccumulator();
+  feed(archived);
+  assert.deepEqual(archived.trailTexts(0), [], 'kept only for buffered moderation');
+});

@@ -296,15 +296,18 @@ for (const http of HTTP_KINDS) {
       assert.ok(!text.includes('bomb'), 'no fragment of the match was sent');
     });
 
-    test('moderation reads reasoning: reasoning_content and thinking blocks, buffered and chunked, JSON and stream', async () => {
+    test('moderation reads reasoning: reasoning_content, `reasoning` (OpenRouter, vLLM, Ollama, Groq) and thinking blocks, buffered and chunked, JSON and stream', async () => {
       const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
-      const reasoned = (pieces: string[], extra: object[] = []): Transcript => ({ sse: [
-        chunk({ role: 'assistant', content: null, reasoning_content: pieces[0] }), ...pieces.slice(1).map((r) => chunk({ reasoning_content: r })),
+      const reasoned = (pieces: string[], extra: object[] = [], member = 'reasoning_content'): Transcript => ({ sse: [
+        chunk({ role: 'assistant', content: null, [member]: pieces[0] }), ...pieces.slice(1).map((r) => chunk({ [member]: r })),
         ...extra.map((d) => chunk(d)), chunk({ content: 'I will not help with that.' }), chunk({}, 'stop'),
         { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
       ] });
-      // Buffered, JSON: in reasoning_content, and in a thinking block's text alone.
-      for (const message of [{ content: 'No.', reasoning_content: 'They want to make a bomb.' }, { content: 'No.', thinking_blocks: [{ type: 'thinking', thinking: 'They want to make a bomb.', signature: 'sig' }] }]) {
+      // Buffered, JSON: in either spelling, and in a thinking block's text alone.
+      for (const message of [
+        { content: 'No.', reasoning_content: 'They want to make a bomb.' }, { content: 'No.', reasoning: 'They want to make a bomb.' },
+        { content: 'No.', thinking_blocks: [{ type: 'thinking', thinking: 'They want to make a bomb.', signature: 'sig' }] },
+      ]) {
         mock.replay = completion(message);
         const res = await chat('buffered', { messages: user });
         const text = await res.text();
@@ -312,37 +315,68 @@ for (const http of HTTP_KINDS) {
         assert.equal(JSON.parse(text).error.code, 'content_blocked');
         assert.ok(!text.includes('bomb'));
       }
-      // Buffered, stream: the term spelled across reasoning chunks.
-      mock.replay = reasoned(['They want to make', ' a bo', 'mb.']);
-      const buffered = await chat('buffered', { messages: user, stream: true });
-      assert.equal(buffered.status, 422);
-      assert.equal(((await buffered.json()) as any).error.code, 'content_blocked');
-      // Chunked: the windows hold reasoning back as they hold content; no fragment of the match leaves.
       const lead = 'Let me think about what the user is asking for here, carefully. ';
-      mock.replay = reasoned([lead, 'They want to make', ' a bo', 'mb.']);
-      const cut = await chat('chunked', { messages: user, stream: true });
-      assert.equal(cut.status, 200);
-      const cutText = await cut.text();
-      assert.match(cutText, /event: error\ndata: .*"code":"content_blocked"/);
-      assert.ok(!/make a|a bo|bomb/.test(cutText), `no fragment of the match was sent: ${cutText}`);
-      // What was shown of the reasoning before the cut is what the trace says was disclosed.
-      let shown = '';
-      for (const c of dataChunks(cutText.split('\n\n').filter(Boolean))) for (const ch of c.choices) shown += ch.delta?.reasoning_content ?? '';
-      assert.ok(shown.startsWith(lead), shown);
-      assert.equal((await gw.traces.waitFor(cut.headers.get('x-request-id')!)).disclosed_bytes, Buffer.byteLength(shown));
+      for (const member of ['reasoning_content', 'reasoning']) {
+        // Buffered, stream: the term spelled across reasoning chunks, read joined as clients join them.
+        mock.replay = reasoned(['They want to make', ' a bo', 'mb.'], [], member);
+        const buffered = await chat('buffered', { messages: user, stream: true });
+        assert.equal(buffered.status, 422, member);
+        assert.equal(((await buffered.json()) as any).error.code, 'content_blocked');
+        // Chunked: the windows hold reasoning back as they hold content; no fragment of the match leaves.
+        mock.replay = reasoned([lead, 'They want to make', ' a bo', 'mb.'], [], member);
+        const cut = await chat('chunked', { messages: user, stream: true });
+        assert.equal(cut.status, 200);
+        const cutText = await cut.text();
+        assert.match(cutText, /event: error\ndata: .*"code":"content_blocked"/);
+        assert.ok(!/make a|a bo|bomb/.test(cutText), `no fragment of the match was sent: ${cutText}`);
+        // What was shown of the reasoning before the cut is what the trace says was disclosed.
+        let shown = '';
+        for (const c of dataChunks(cutText.split('\n\n').filter(Boolean))) for (const ch of c.choices) shown += ch.delta?.[member] ?? '';
+        assert.ok(shown.startsWith(lead), shown);
+        assert.equal((await gw.traces.waitFor(cut.headers.get('x-request-id')!)).disclosed_bytes, Buffer.byteLength(shown));
+        // Clean reasoning goes through whole, in order, in both modes.
+        for (const org of ['buffered', 'chunked']) {
+          mock.replay = reasoned([lead, 'They want the capital ', 'of France.'], [], member);
+          const ok = await chat(org, { messages: user, stream: true });
+          assert.equal(ok.status, 200, `${org} ${member}`);
+          let reasoning = '';
+          for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) reasoning += ch.delta?.[member] ?? '';
+          assert.equal(reasoning, `${lead}They want the capital of France.`, `${org} ${member}`);
+        }
+      }
       // A thinking block comes whole: checked whole before it goes.
       mock.replay = reasoned([lead], [{ thinking_blocks: [{ type: 'thinking', thinking: `${lead}They want to make a bomb.`, signature: 'sig' }] }]);
       const block = await chat('chunked', { messages: user, stream: true });
       const blockText = await block.text();
       assert.match(blockText, /event: error\ndata: .*"code":"content_blocked"/);
       assert.ok(!blockText.includes('bomb'), blockText);
-      // Clean reasoning goes through whole, in order.
-      mock.replay = reasoned([lead, 'They want the capital ', 'of France.']);
+    });
+
+    test('moderation reads a member nobody has invented yet that streams its text in pieces: a term split across chunks is caught, buffered and chunked', async () => {
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const end = [chunk({}, 'stop'), { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' }];
+      const pad = 'padding '.repeat(10);
+      // Shaped as OpenRouter's reasoning_details: each chunk appends an item holding the next piece.
+      const detail = (text: string) => ({ vendor_details: [{ type: 'reasoning.text', text, format: 'unknown', index: 0 }] });
+      const pieces = [`${pad}They want to make`, ' a bo', 'mb.'];
+      const split: Transcript = { sse: [chunk({ role: 'assistant', content: '' }), ...pieces.map((p) => chunk(detail(p))), chunk({ content: 'No.' }), ...end] };
+      mock.replay = split;
+      const buffered = await chat('buffered', { messages: user, stream: true });
+      assert.equal(buffered.status, 422);
+      assert.equal(((await buffered.json()) as any).error.code, 'content_blocked');
+      // Chunked cannot hold such a member back (a client may keep the last piece, not join them), so it
+      // stops the stream at the piece that completes the match: that piece and the rest never leave.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: `Fine. ${pad}` }), ...pieces.map((p) => chunk(detail(p))), chunk({ content: 'No.' }), ...end] };
+      const cut = await chat('chunked', { messages: user, stream: true });
+      assert.equal(cut.status, 200);
+      const cutText = await cut.text();
+      assert.match(cutText, /event: error\ndata: .*"code":"content_blocked"/);
+      assert.ok(!cutText.includes('mb.') && !cutText.includes('No.'), cutText);
+      // Every piece of a clean member goes out as sent, one chunk each.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: '' }), ...[pad, 'They want the capital ', 'of France.'].map((p) => chunk(detail(p))), ...end] };
       const ok = await chat('chunked', { messages: user, stream: true });
-      assert.equal(ok.status, 200);
-      let reasoning = '';
-      for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) reasoning += ch.delta?.reasoning_content ?? '';
-      assert.equal(reasoning, `${lead}They want the capital of France.`);
+      const items = dataChunks(await readSse(ok)).flatMap((c) => c.choices.flatMap((ch: any) => ch.delta?.vendor_details ?? []));
+      assert.deepEqual(items.map((d: any) => d.text), [pad, 'They want the capital ', 'of France.']);
     });
 
     test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {

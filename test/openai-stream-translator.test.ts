@@ -87,6 +87,7 @@ test('output bytes read off an unparsed chunk equal those of the parsed chunk: e
     { content: 'é, 漢字, emoji 😀 and \u0001' },
     { refusal: 'no, "not" that' },
     { content: null, reasoning_content: 'thinking: é and "quotes"' },
+    { content: null, reasoning: 'as Ollama spells it: é' },
     { content: null, function_call: { name: 'send', arguments: '{"a":"é"}' } },
     { tool_calls: [{ index: 0, function: { arguments: '{"a":"b\\"c"' } }, { index: 1, function: { arguments: '1}' } }] },
     { content: null },

@@ -118,6 +118,15 @@ describe('output moderation', () => {
     assert.equal(m.finish().blocked, true);
   });
 
+  it('chunked: pushed again after a finish, released text is the left context, so a match across the finish is found', () => {
+    const m = engine.chunked('chk');
+    assert.equal(stream(m, ['Sure. First you ki']).released, 'Sure. First you ki');
+    assert.deepEqual(m.push('ll it.'), { blocked: true, category: 'violence', rule: 'violence' });
+    const clean = engine.chunked('chk');
+    stream(clean, ['The ki']);
+    assert.deepEqual(stream(clean, ['tten sleeps.']), { released: 'tten sleeps.', blocked: undefined }, 'no match: "kitten"');
+  });
+
   it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {
     const started = performance.now();
     const verdict = await engine.moderate('redos', `${'a'.repeat(100_000)}b`);

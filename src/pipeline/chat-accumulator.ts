@@ -6,9 +6,10 @@
 // not: a delta's (annotations) and a tool call's (extra_content) folded as a
 // client folds them, a choice's logprobs token by token, and the members each
 // chunk repeats whole (system_fingerprint, service_tier) as the last had them.
-import type { AssistantMessage, ChatChunk, ChatCompletion, Choice, ToolCall, ToolCallDelta, Usage } from '../domain.js';
+import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
 import { isObj } from '../responses/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
+import { Trail, walkDelta } from './delta-trails.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -21,6 +22,17 @@ export class StreamAccumulator {
   private audioData: Map<number, string[]> | undefined;
   /** A piece came since `completion` last joined them: moderation and the archive each read it. */
   private audioPending = false;
+  /**
+   * Each choice's other texts joined as they streamed, by place
+   * (delta-trails.ts), for buffered moderation: the completion keeps such a
+   * member as a client folds it, which may be its last piece alone.
+   */
+  private readonly trails: Map<number, Trail<string>> | undefined;
+
+  /** `moderated`: buffered moderation reads this stream (trailTexts). */
+  constructor(moderated = false) {
+    if (moderated) this.trails = new Map();
+  }
 
   /**
    * For a stream nobody reads the text of: usage is taken, and otherwise only
@@ -52,9 +64,11 @@ export class StreamAccumulator {
       const d = c.delta;
       if (d) {
         const m = choice.message;
-        if (typeof d.content === 'string') m.content = (m.content ?? '') + d.content;
-        if (typeof d.refusal === 'string') m.refusal = (m.refusal ?? '') + d.refusal;
-        if (typeof d.reasoning_content === 'string') m.reasoning_content = (m.reasoning_content ?? '') + d.reasoning_content;
+        if (this.trails) {
+          let trail = this.trails.get(c.index);
+          if (!trail) this.trails.set(c.index, (trail = new Trail()));
+          walkDelta(trail, d, (t, text) => { t.state = (t.state ?? '') + text; });
+        }
         if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
@@ -94,6 +108,11 @@ export class StreamAccumulator {
     }
   }
 
+  /** A choice's texts that streamed outside its text members and call arguments, each joined by place. */
+  trailTexts(index: number): string[] {
+    return this.trails?.get(index)?.states() ?? [];
+  }
+
   /** The chunks' own members besides choices and usage (id, model, system_fingerprint...), the last of each. */
   private top: Record<string, unknown> | undefined;
 
@@ -113,12 +132,12 @@ export class StreamAccumulator {
   }
 }
 
-/** A delta's members add() reads itself; the rest are folded. */
-const DELTA_OWN = new Set(['content', 'refusal', 'reasoning_content', 'tool_calls', 'thinking_blocks', 'audio']);
+/** A delta's members add() reads itself; the rest are folded (its text members joined as TEXT_KEYS says). */
+const DELTA_OWN = new Set(['tool_calls', 'thinking_blocks', 'audio']);
 const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
 const CALL_OWN = new Set(['index', 'id', 'function']);
 /** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
-const TEXT_KEYS = new Set(['content', 'refusal', 'reasoning_content', 'arguments', 'text', 'transcript']);
+const TEXT_KEYS = new Set([...TEXT_MEMBERS, 'arguments', 'text', 'transcript']);
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -192,6 +211,7 @@ export function outputTexts(message: AssistantMessage): string[] {
   if (typeof message.content === 'string' && message.content) out.push(message.content);
   if (typeof message.refusal === 'string' && message.refusal) out.push(message.refusal);
   if (typeof message.reasoning_content === 'string' && message.reasoning_content) out.push(message.reasoning_content);
+  if (typeof message.reasoning === 'string' && message.reasoning) out.push(message.reasoning);
   if (Array.isArray(message.tool_calls)) {
     for (const t of message.tool_calls) if (typeof t?.function?.arguments === 'string' && t.function.arguments) out.push(t.function.arguments);
   }

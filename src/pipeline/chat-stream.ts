@@ -44,12 +44,12 @@ async function relayBuffered(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
   upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number, org: string,
 ): Promise<typeof HANDED_OFF> {
-  const acc = new StreamAccumulator();
+  const acc = new StreamAccumulator(true);
   const all = await collectEvents(upstream.events, svc.config.upstream.max_response_bytes);
   for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
   // Charged before it is moderated: a blocked answer was made, and its provider bills it (docs/limits.md).
   recordUsage(ctx, route, acc.usage ?? estimateUsage(promptTokens, acc.outputChars));
-  await moderateChoices(svc, org, acc.completion);
+  await moderateChoices(svc, org, acc.completion, acc);
   oneBatch(all).pump(new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, acc, undefined, true));
   return HANDED_OFF;
 }

@@ -4,13 +4,17 @@
 // interleaves choices, and parallel tool calls interleave arguments, so one
 // shared window would see text that is never contiguous for the reader). A
 // chunk goes out carrying only what its windows released; a choice's finish
-// reason releases the rest of that choice's windows into the same chunk. Any
-// other member's texts, a thinking block's (Anthropic's signed thinking, which
-// comes whole) among them, are checked whole before the chunk goes.
-import type { ChatChunk, ChunkChoice, Delta, ToolCallDelta } from '../domain.js';
+// reason releases the rest of that choice's windows into the same chunk. A
+// thinking block (Anthropic's signed thinking, which comes whole) is checked
+// whole before the chunk goes. Any other member's texts are sent as they came,
+// since a window would split what a client may keep whole, and are checked
+// joined with what came before them in the same place (delta-trails.ts): a
+// match they complete stops the stream before they go.
+import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
+import { TEXT_MEMBER_SET, Trail, walkDelta } from './delta-trails.js';
 
 export type ChunkModeration =
   | { blocked: true; category: string }
@@ -27,16 +31,8 @@ export type PlainModeration =
   | { blocked: true; category: string }
   | { blocked: false; raw: string | undefined; shown: number; seen: number };
 
-/** The texts of a delta that stream in pieces, each in a window of its own. */
-const TEXT_CHANNELS = ['content', 'refusal', 'reasoning_content'] as const;
-/** A window's text: one of those, a legacy function call's arguments, or a tool call's (by its index). */
-type Channel = (typeof TEXT_CHANNELS)[number] | 'function_call' | number;
-/**
- * A delta's members with windows of their own. Any other is checked whole,
- * chunk by chunk (shown-texts.ts says what in it is text): a thinking block,
- * which comes whole, and a member nobody has invented yet.
- */
-const DELTA_READ: ReadonlySet<string> = new Set([...TEXT_CHANNELS, 'role', 'tool_calls', 'function_call']);
+/** A window's text: a delta's text member, a legacy function call's arguments, or a tool call's (by its index). */
+type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | number;
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -50,6 +46,8 @@ class Blocked { constructor(readonly category: string) {} }
 export class ChunkedOutput {
   /** Windows by choice index, then by channel (a number is a tool call index). */
   private readonly windows = new Map<number, Map<Channel, ChunkedModerator>>();
+  /** Every other text's place, by choice index, each with a moderator that keeps its left context. */
+  private readonly trails = new Map<number, Trail<ChunkedModerator>>();
 
   constructor(private readonly open: () => ChunkedModerator) {}
 
@@ -116,6 +114,14 @@ export class ChunkedOutput {
     if (s.blocked) throw new Blocked(s.category);
   }
 
+  /** A text sent as it came, checked joined with what came before it in its place. */
+  private extend(trail: Trail<ChunkedModerator>, text: string): void {
+    const w = (trail.state ??= this.open());
+    let s = w.push(text);
+    if (!s.blocked) s = w.finish();
+    if (s.blocked) throw new Blocked(s.category);
+  }
+
   private step(choice: number, channel: Channel, text: string): string {
     const s = this.window(choice, channel).push(text);
     if (s.blocked) throw new Blocked(s.category);
@@ -126,13 +132,16 @@ export class ChunkedOutput {
   private clearDelta(c: ChunkChoice): Delta {
     const d = c.delta ?? {};
     let out: Delta | undefined;
-    for (const key of TEXT_CHANNELS) {
+    for (const key of TEXT_MEMBERS) {
       const text = d[key];
       if (typeof text !== 'string' || text === '') continue;
       const released = this.step(c.index, key, text);
       if (released !== text) (out ??= { ...d })[key] = released;
     }
-    for (const k of Object.keys(d)) if (!DELTA_READ.has(k)) for (const text of shownTexts(d[k], [])) this.whole(text);
+    if (d.thinking_blocks != null) for (const text of shownTexts(d.thinking_blocks, [])) this.whole(text);
+    let trail = this.trails.get(c.index);
+    if (!trail) this.trails.set(c.index, (trail = new Trail()));
+    walkDelta(trail, d, (t, text) => this.extend(t, text));
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
       const released = this.step(c.index, 'function_call', fc.arguments);
@@ -175,6 +184,7 @@ export class ChunkedOutput {
 
   /** At a choice's finish reason: its windows release what they held, into this chunk. */
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
+    this.trails.delete(index);
     const byChannel = this.windows.get(index);
     if (!byChannel) return delta;
     let out = delta === original ? { ...delta } : delta;
@@ -207,7 +217,7 @@ function isEmpty(c: ChunkChoice): boolean {
   if (c.finish_reason || c.logprobs) return false;
   for (const k in c.delta) {
     const v = c.delta[k];
-    if (k === 'content' || k === 'refusal' || k === 'reasoning_content' ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
+    if (TEXT_MEMBER_SET.has(k) ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
   }
   return true;
 }
@@ -218,9 +228,10 @@ export function disclosedBytes(chunk: ChatChunk): number {
   for (const c of chunk.choices) {
     const d = c.delta;
     if (!d) continue;
-    if (typeof d.content === 'string') n += Buffer.byteLength(d.content);
-    if (typeof d.refusal === 'string') n += Buffer.byteLength(d.refusal);
-    if (typeof d.reasoning_content === 'string') n += Buffer.byteLength(d.reasoning_content);
+    for (const k of TEXT_MEMBERS) {
+      const v = d[k];
+      if (typeof v === 'string') n += Buffer.byteLength(v);
+    }
     if (isObj(d.function_call) && typeof d.function_call.arguments === 'string') n += Buffer.byteLength(d.function_call.arguments);
     if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
   }

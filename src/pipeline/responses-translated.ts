@@ -74,13 +74,13 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
 }
 
 async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<typeof HANDED_OFF> {
-  const acc = new StreamAccumulator();
+  const acc = new StreamAccumulator(p.mode === 'buffered');
   let batches = upstream.events;
   if (p.mode === 'buffered') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
     for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
     recordUsage(ctx, p.route, completionUsage(promptTokens, acc.completion));
-    await moderateChoices(svc, p.org, acc.completion);
+    await moderateChoices(svc, p.org, acc.completion, acc);
     batches = oneBatch(all);
   }
   batches.pump(new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), acc, upstream.sent, promptTokens));

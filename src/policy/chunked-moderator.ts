@@ -39,7 +39,7 @@ export class WindowedModerator implements ChunkedModerator {
     if (isHighSurrogate(this.#held.charCodeAt(cut - 1))) cut--;
     const release = this.#held.slice(0, cut);
     this.#held = this.#held.slice(cut);
-    this.#context = (this.#context + release).slice(-this.#policy.window);
+    this.#remember(release);
     return { blocked: false, release };
   }
 
@@ -49,7 +49,14 @@ export class WindowedModerator implements ChunkedModerator {
     if (hit !== undefined) return this.#block(hit);
     const release = this.#held;
     this.#held = '';
+    this.#remember(release);
     return { blocked: false, release };
+  }
+
+  /** Released text becomes the left context of what comes next, after a finish too (a trail's next piece: chunked-output.ts). */
+  #remember(release: string): void {
+    const w = this.#policy.window;
+    this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
   }
 
   #scan(final: boolean): ModerationRule | undefined {

@@ -6,7 +6,7 @@
 // where a list of known texts would let it through unmoderated.
 
 /** Members that name, number or seal, never say: skipped at any depth. */
-const NOT_SHOWN: ReadonlySet<string> = new Set([
+export const NOT_SHOWN: ReadonlySet<string> = new Set([
   'id', 'type', 'object', 'role', 'status', 'index', 'name', 'call_id', 'item_id',
   'output_index', 'content_index', 'summary_index', 'sequence_number', 'created_at', 'expires_at',
   // Bytes and seals: base64 audio or images, a redacted thinking block, a signature, OpenAI's encrypted reasoning.

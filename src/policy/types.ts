@@ -21,7 +21,11 @@ export type ChunkStep =
 /** Chunked moderation for one stream: holds back a window long enough that no match can straddle what was released. */
 export interface ChunkedModerator {
   push(text: string): ChunkStep;
-  /** End of output: releases what was held back, unless it completes a match. */
+  /**
+   * End of output: releases what was held back, unless it completes a match.
+   * More may be pushed after it: what was released stays the left context, so
+   * a match that begins before the finish and ends after it is still found.
+   */
   finish(): ChunkStep;
 }
 

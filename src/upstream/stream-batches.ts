@@ -5,7 +5,7 @@
 // resolvers, the suspended frames awaiting it) was garbage made every chunk,
 // and what a burst of arriving streams promoted to the old generation before
 // it died. A waiting stream now holds its state and nothing else.
-import type { PassHeaders, StreamEvent } from '../domain.js';
+import { TEXT_MEMBERS, type PassHeaders, type StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
 /** A sink's answer that ends the stream early (a moderation block, a cut, a caller gone): the upstream is cut too. */
@@ -65,9 +65,10 @@ function eventSize(ev: StreamEvent): number {
   for (const c of ev.chunk.choices) {
     const d = c.delta;
     if (!d) continue;
-    if (typeof d.content === 'string') n += d.content.length;
-    if (typeof d.refusal === 'string') n += d.refusal.length;
-    if (typeof d.reasoning_content === 'string') n += d.reasoning_content.length;
+    for (const k of TEXT_MEMBERS) {
+      const v = d[k];
+      if (typeof v === 'string') n += v.length;
+    }
     if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += t.function?.arguments?.length ?? 0;
   }
   return n;

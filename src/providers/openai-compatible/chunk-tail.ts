@@ -27,7 +27,7 @@ function keyKind(s: string, start: number, end: number): Key {
   switch (end - start) {
     case 5: return s.startsWith('usage', start) ? Key.Usage : Key.Other;
     case 7: return s.startsWith('content', start) || s.startsWith('refusal', start) ? Key.Text : Key.Other;
-    case 9: return s.startsWith('arguments', start) ? Key.Text : Key.Other;
+    case 9: return s.startsWith('arguments', start) || s.startsWith('reasoning', start) ? Key.Text : Key.Other;
     case 13: return s.startsWith('finish_reason', start) ? Key.Finish : Key.Other;
     case 17: return s.startsWith('reasoning_content', start) ? Key.Text : Key.Other;
     default: return Key.Other;
@@ -98,7 +98,7 @@ function padAt(s: string, from: number): number {
  * `"choices":[`), every `finish_reason` after it is null or, as a choice's own
  * member, a string, there is at least one (or a usage), and `usage` is absent,
  * null, or an object beside the choices; otherwise the UTF-8 bytes of every
- * content, refusal, reasoning_content and arguments string, at any depth (what
+ * content, refusal, reasoning_content, reasoning and arguments string, at any depth (what
  * a reader is shown: the trace's disclosed_bytes). `finished`
  * then says whether a choice's finish reason was a string: a finish chunk goes
  * on unparsed too, and only a reader of its text parses it. So does the usage

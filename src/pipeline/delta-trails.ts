@@ -1,0 +1,107 @@
+// The texts of a choice's deltas that sluice does not join itself, each read
+// joined with the pieces that came before it in the same place.
+//
+// Content, refusal, reasoning and call arguments stream in pieces that every
+// client joins, and sluice joins them too: a window each in chunked
+// moderation, one text each in the accumulator. Any other member (a
+// provider's, or one nobody has invented yet) may stream in pieces as well:
+// OpenRouter's reasoning_details appends an item per chunk, each holding the
+// next piece of one text. Whether a client joins such pieces or keeps the
+// last, sluice cannot know, so it changes none of them; but moderation reads
+// them joined, or a term spelled across two chunks would pass.
+//
+// A trail is one place in a choice's deltas (a member, an item of it, a member
+// of that...), and each text that arrives there extends it. Places are a tree
+// of maps rather than path strings: a path built for every text would cost its
+// depth in memory each time, and an answer may nest thousands deep.
+import { TEXT_MEMBERS, type Delta } from '../domain.js';
+import { NOT_SHOWN } from '../policy/shown-texts.js';
+import { isObj } from '../responses/types.js';
+
+/** TEXT_MEMBERS, whose string pieces sluice joins itself. */
+export const TEXT_MEMBER_SET: ReadonlySet<string> = new Set(TEXT_MEMBERS);
+
+export class Trail<T> {
+  private kids: Map<string | number, Trail<T>> | undefined;
+  /** What the reader keeps for this place: the text so far, or a moderator. */
+  state: T | undefined;
+
+  at(key: string | number): Trail<T> {
+    const kids = (this.kids ??= new Map());
+    let t = kids.get(key);
+    if (!t) kids.set(key, (t = new Trail()));
+    return t;
+  }
+
+  /** Every place's state, in the order the places were first seen. A loop over a stack: the tree may be deep. */
+  states(): T[] {
+    const out: T[] = [];
+    const stack: Trail<T>[] = [this];
+    while (stack.length > 0) {
+      const t = stack.pop()!;
+      if (t.state !== undefined) out.push(t.state);
+      if (t.kids) stack.push(...[...t.kids.values()].reverse());
+    }
+    return out;
+  }
+}
+
+type Visit<T> = (trail: Trail<T>, text: string) => void;
+
+/**
+ * Calls `visit` with each text of `delta` a reader is shown (shown-texts.ts)
+ * but those sluice joins itself, and the trail of its place. A tool call's
+ * place is its `index`, by which clients merge calls, not its position in the
+ * chunk. Thinking blocks come whole and are read whole by the caller.
+ */
+export function walkDelta<T>(root: Trail<T>, delta: Delta, visit: Visit<T>): void {
+  for (const k of Object.keys(delta)) {
+    const v = delta[k];
+    if (v === null || v === undefined || NOT_SHOWN.has(k) || k === 'thinking_blocks' || (TEXT_MEMBER_SET.has(k) && typeof v === 'string')) continue;
+    const at = root.at(k);
+    if (k === 'tool_calls' && Array.isArray(v)) {
+      v.forEach((t, i) => {
+        const call = at.at(isObj(t) && typeof t.index === 'number' ? t.index : i);
+        if (!isObj(t)) return walk(call, t, visit);
+        walkMembers(call, t, visit, (key, value) => {
+          if (key !== 'function' || !isObj(value)) return false;
+          walkMembers(call.at(key), value, visit, isArguments);
+          return true;
+        });
+      });
+    } else if (k === 'function_call' && isObj(v)) {
+      walkMembers(at, v, visit, isArguments);
+    } else {
+      walk(at, v, visit);
+    }
+  }
+}
+
+/** A call's `arguments` string has a window of its own. */
+const isArguments = (key: string, value: unknown): boolean => key === 'arguments' && typeof value === 'string';
+
+/** Each shown member of `o` walked under a place of its own, but those `skip` takes (reading them itself, or leaving them to a window). */
+function walkMembers<T>(at: Trail<T>, o: Record<string, unknown>, visit: Visit<T>, skip: (key: string, value: unknown) => boolean): void {
+  for (const key of Object.keys(o)) if (!NOT_SHOWN.has(key) && !skip(key, o[key])) walk(at.at(key), o[key], visit);
+}
+
+function walk<T>(root: Trail<T>, value: unknown, visit: Visit<T>): void {
+  const places: Trail<T>[] = [root];
+  const values: unknown[] = [value];
+  while (values.length > 0) {
+    const at = places.pop()!;
+    const v = values.pop();
+    if (typeof v === 'string') {
+      if (v) visit(at, v);
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) { places.push(at.at(i)); values.push(v[i]); }
+    } else if (isObj(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        if (NOT_SHOWN.has(keys[i]!)) continue;
+        places.push(at.at(keys[i]!));
+        values.push(v[keys[i]!]);
+      }
+    }
+  }
+}

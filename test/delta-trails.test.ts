@@ -1,0 +1,50 @@
+// Trails: the texts of a choice's deltas that sluice does not join itself,
+// each joined with what came before it in the same place.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Trail, walkDelta } from '../src/pipeline/delta-trails.js';
+import type { Delta } from '../src/domain.js';
+
+/** The joined text of every place after `deltas`, as buffered moderation keeps them. */
+function joined(deltas: object[]): string[] {
+  const root = new Trail<string>();
+  for (const d of deltas) walkDelta(root, d as Delta, (t, text) => { t.state = (t.state ?? '') + text; });
+  return root.states();
+}
+
+test('a member nobody knows joins its pieces by place: an item appended per chunk continues the text at its position', () => {
+  const piece = (text: string) => ({ vendor_details: [{ type: 'reasoning.text', text, index: 0 }] });
+  assert.deepEqual(joined([piece('They want to ma'), piece('ke a b'), piece('omb.')]), ['They want to make a bomb.']);
+});
+
+test('text members and call arguments are left to their windows; ids, names, kinds and bytes are not read', () => {
+  const deltas: object[] = [
+    { role: 'assistant', content: 'one', refusal: 'two', reasoning_content: 'three', reasoning: 'four' },
+    { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'send', arguments: '{"a":' } }] },
+    { function_call: { name: 'legacy', arguments: '{}' } },
+    { audio: { id: 'a1', data: 'UklGRg==', transcript: 'five' } },
+    { thinking_blocks: [{ type: 'thinking', thinking: 'six', signature: 'sig' }] },
+  ];
+  assert.deepEqual(joined(deltas), ['five']);
+});
+
+test('a call\'s other members are trails, placed by the call\'s index rather than its position in the chunk', () => {
+  const deltas: object[] = [
+    { tool_calls: [{ index: 0, note: 'first ' }, { index: 1, note: 'second ' }] },
+    { tool_calls: [{ index: 1, note: 'again', function: { arguments: 'x', comment: 'c1' } }] },
+    { tool_calls: [{ index: 1, function: { comment: 'c2' } }] },
+    { function_call: { arguments: '{}', why: 'because' } },
+  ];
+  assert.deepEqual(joined(deltas), ['first ', 'second again', 'c1c2', 'because']);
+});
+
+test('a text member that is not a string (content as a list of parts) is read as any other member', () => {
+  const part = (text: string) => ({ content: [{ type: 'text', text }] });
+  assert.deepEqual(joined([part('make a b'), part('omb')]), ['make a bomb']);
+});
+
+test('a delta nested deeper than the call stack goes is walked, not a stack overflow', () => {
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 100_000; i++) deep = { x: deep };
+  assert.deepEqual(joined([{ vendor: deep }]), ['bottom']);
+});
