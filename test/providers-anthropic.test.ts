@@ -123,7 +123,7 @@ describe('anthropic adapter', () => {
   it('turns assistant tool calls into tool_use blocks and tool messages into leading tool_result blocks', () => {
     const sent = JSON.parse(anthropic.chatRequest(target(), chat([
       { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }, { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } }] },
-      { role: 'assistant', content: 'Checking.', reasoning_content: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }], tool_calls: [
+      { role: 'assistant', content: 'Checking.', reasoning_content: 'hmm', reasoning: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }], tool_calls: [
         { id: 'toolu_1', type: 'function', function: { name: 'a', arguments: '{"x":1}' } },
         { id: 'toolu_2', type: 'function', function: { name: 'b', arguments: '' } },
       ] },

@@ -142,7 +142,7 @@ describe('gemini request: messages', () => {
       { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'high' } },
         { type: 'image_url', image_url: { url: 'https://example.com/cat.JPG?size=2' } }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
         { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } }] },
-      { role: 'assistant', content: 'calling', tool_calls: [
+      { role: 'assistant', content: 'calling', reasoning: 'an earlier turn\'s reasoning, as vLLM spells it', tool_calls: [
         { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' }, extra_content: { google: { thought_signature: 'sig==' } } },
         { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } },
       ] },

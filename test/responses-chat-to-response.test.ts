@@ -39,3 +39,11 @@ test('length and content_filter finishes are incomplete with the real reasons', 
   assert.deepEqual(run('content_filter').incomplete_details, { reason: 'content_filter' });
   assert.equal(run('stop').incomplete_details, null);
 });
+
+test('reasoning spelled `reasoning` (OpenRouter, vLLM, Ollama, Groq) is the reasoning item\'s summary; with both spellings, one is read', () => {
+  const req = parseResponsesRequest({ model: 'auto', input: 'x' });
+  const out = (message: object) => completeResponse(responseShell(`resp_${HEX}`, 1, 'm', req, true), { choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hi', ...message } }] }, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, new ItemIds(HEX)).output;
+  assert.deepEqual(out({ reasoning: 'thinking' })[0], { type: 'reasoning', id: `rs_${HEX}_0`, summary: [{ type: 'summary_text', text: 'thinking' }] });
+  assert.deepEqual(out({ reasoning: 'thinking', reasoning_content: 'thinking' })[0], { type: 'reasoning', id: `rs_${HEX}_0`, summary: [{ type: 'summary_text', text: 'thinking' }] });
+  assert.equal(out({}).length, 1, 'no reasoning, no reasoning item');
+});

@@ -89,3 +89,15 @@ test('signed thinking without reasoning text opens a reasoning item with no summ
   for (const e of events.slice(0, -1)) acc = accumulateResponse(e, acc);
   assert.deepEqual(acc.output, done.output);
 });
+
+test('reasoning streamed as `reasoning` becomes the reasoning summary\'s deltas, as reasoning_content does', () => {
+  const w = new ResponsesEventWriter(responseShell(`resp_${HEX}`, 1, 'm', parseResponsesRequest({ model: 'm', input: 'x' }), true), new ItemIds(HEX));
+  let sse = w.start();
+  for (const c of [chunk({ role: 'assistant', content: '', reasoning: 'Let me ' }), chunk({ reasoning: 'think.' }), chunk({ content: 'Paris.' }), chunk({}, 'stop')]) sse += w.chunk(c);
+  sse += w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, {});
+  const events = parse(sse);
+  assert.deepEqual(events.filter((e) => e.type === 'response.reasoning_summary_text.delta').map((e) => e.delta), ['Let me ', 'think.']);
+  const done = events.at(-1);
+  assert.deepEqual(done.response.output[0].summary, [{ type: 'summary_text', text: 'Let me think.' }]);
+  assert.equal(done.response.output[1].content[0].text, 'Paris.');
+});

@@ -87,13 +87,24 @@ export function responsesAnnotation(a: unknown): unknown {
 }
 
 /**
+ * A message's or delta's reasoning text: `reasoning_content` (DeepSeek's
+ * spelling, and where Anthropic's and Gemini's translators put it), else
+ * `reasoning` (OpenRouter's, vLLM's, Ollama's, Groq's). A server that sends
+ * both sends the same text twice; one is read.
+ */
+export function reasoningOf(m: { reasoning_content?: unknown; reasoning?: unknown }): string {
+  if (typeof m.reasoning_content === 'string' && m.reasoning_content) return m.reasoning_content;
+  return typeof m.reasoning === 'string' ? m.reasoning : '';
+}
+
+/**
  * The output items of one chat message: reasoning, then the message, then
  * each function call. Signed thinking rides on the reasoning item, and a
  * call's extra_content on its item (signed-reasoning.ts).
  */
 export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
   const items: Item[] = [];
-  const text = typeof m.reasoning_content === 'string' ? m.reasoning_content : '';
+  const text = reasoningOf(m);
   const blocks = Array.isArray(m.thinking_blocks) && m.thinking_blocks.length ? m.thinking_blocks : undefined;
   if (text || blocks) {
     const item: Item = { type: 'reasoning', id: ids.next('rs'), summary: text ? [{ type: 'summary_text', text }] : [] };

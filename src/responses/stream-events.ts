@@ -5,7 +5,7 @@
 // whole response. Every event has its sequence_number. Only choice 0 is read:
 // a Responses request never asks for more.
 import type { ChatChunk, Usage } from '../domain.js';
-import { outputTextPart, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
+import { outputTextPart, reasoningOf, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import type { Item, Json, ResponseObject } from './types.js';
 
@@ -39,7 +39,8 @@ export class ResponsesEventWriter {
     for (const c of chunk.choices) {
       if (c.index !== 0) continue;
       const d = c.delta ?? {};
-      if (typeof d.reasoning_content === 'string' && d.reasoning_content) out += this.reasoning(d.reasoning_content);
+      const reasoning = reasoningOf(d);
+      if (reasoning) out += this.reasoning(reasoning);
       if (Array.isArray(d.thinking_blocks) && d.thinking_blocks.length) out += this.thinking(d.thinking_blocks);
       if (typeof d.content === 'string' && d.content) out += this.text('output_text', d.content);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);

@@ -20,10 +20,12 @@ const refuse = (param: string, message: string): never => {
 
 /**
  * Message fields Anthropic has nowhere to put and that change nothing it could
- * honour: `name` (turns have no speaker names) and `refusal` (an earlier
- * answer's). Any other unknown field is refused.
+ * honour: `name` (turns have no speaker names), `refusal` (an earlier
+ * answer's) and an earlier turn's reasoning text, `reasoning_content` or
+ * `reasoning` (Claude resumes from its signed `thinking_blocks`, which are
+ * sent). Any other unknown field is refused.
  */
-const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content', 'thinking_blocks']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content', 'reasoning', 'thinking_blocks']);
 
 function image(p: ContentPart, at: string): Json {
   const url = (p.image_url as { url?: unknown } | undefined)?.url;
