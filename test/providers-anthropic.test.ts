@@ -222,6 +222,18 @@ describe('anthropic adapter', () => {
     } finally { mock.fault = 'none'; }
   });
 
+  it('fails a stream at a content block with no OpenAI form, as the JSON answer fails, rather than drop it', () => {
+    const t = anthropic.streamTranslator();
+    const ev = (type: string, body: object) => t.event(type, JSON.stringify({ type, ...body }));
+    ev('message_start', { message: { usage: { input_tokens: 3, output_tokens: 0 } } });
+    assert.deepEqual(ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }), []);
+    assert.deepEqual(ev('content_block_start', { index: 1, content_block: { type: 'text', text: '' } }), []);
+    const block = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} };
+    const message = 'The upstream answered with a "server_tool_use" content block, which has no OpenAI form.';
+    assert.deepEqual(ev('content_block_start', { index: 2, content_block: block }), [{ type: 'error', message }]);
+    assert.throws(() => anthropic.chatResponse({ content: [{ type: 'text', text: 'hi' }, block] }), (e: unknown) => e instanceof GatewayError && e.message === message);
+  });
+
   it('extracts Anthropic error details: bad credential and upstream failure', async () => {
     for (const key of ['wrong-key', null]) {
       const res = await send(anthropic.chatRequest(target(key), chat([{ role: 'user', content: PROMPT }])));

@@ -21,6 +21,13 @@ export function finishReason(stopReason: unknown, json = false): string {
   return (typeof stopReason === 'string' && ownEntry(FINISH, stopReason)) || 'stop';
 }
 
+/**
+ * Server-tool blocks and types added later answer features the gateway never
+ * asks for; an answer holding one fails (JSON and stream alike) rather than
+ * reach the caller with a part silently missing.
+ */
+export const unknownBlock = (type: unknown): string => `The upstream answered with a ${JSON.stringify(type)} content block, which has no OpenAI form.`;
+
 export function chatResponse(body: unknown): ChatCompletion {
   if (!isObj(body) || !Array.isArray(body.content)) throw new GatewayError('upstream_error', 'The upstream returned no message content.');
   let text = '';
@@ -35,8 +42,7 @@ export function chatResponse(body: unknown): ChatCompletion {
     else if (b.type === 'tool_use') calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
     else if (b.type === 'thinking') { reasoning += String(b.thinking ?? ''); thinkingBlocks.push({ type: 'thinking', thinking: b.thinking, signature: b.signature }); }
     else if (b.type === 'redacted_thinking') thinkingBlocks.push({ type: 'redacted_thinking', data: b.data });
-    // Server-tool blocks and types added later are answers to features the gateway never asks for.
-    else throw new GatewayError('upstream_error', `The upstream answered with a ${JSON.stringify(b.type)} content block, which has no OpenAI form.`);
+    else throw new GatewayError('upstream_error', unknownBlock(b.type));
   }
   // OpenAI sends content null, not "", when the answer is only tool calls.
   const message: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };

@@ -8,7 +8,7 @@
 // message_start, the running output in message_delta) and is sent once, on a
 // final chunk with empty choices, at message_stop.
 import type { ChunkChoice, Delta, StreamEvent, StreamTranslator } from '../../domain.js';
-import { finishReason } from './response.js';
+import { finishReason, unknownBlock } from './response.js';
 import { JSON_TOOL } from './tools.js';
 import { openaiUsage, readUsage, type AnthropicUsage } from './usage.js';
 
@@ -46,7 +46,9 @@ export function streamTranslator(): StreamTranslator {
           }
           if (b?.type === 'text' && typeof b.text === 'string' && b.text !== '') return chunk({ content: b.text });
           if (b?.type === 'redacted_thinking') return chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] });
-          return NOTHING;
+          // A thinking block's text comes in its deltas, as an empty text block's does.
+          if (b?.type === 'thinking' || b?.type === 'text') return NOTHING;
+          return [{ type: 'error', message: unknownBlock(b?.type) }];
         }
         case 'content_block_delta': {
           const d = ev.delta;
