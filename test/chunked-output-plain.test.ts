@@ -68,6 +68,21 @@ describe('chunked moderation off the chunk text', () => {
       `${HEAD}{"index":0,"delta":{"content":"x"},"finish_reason":null},{"index":1,"delta":{"content":"y"},"finish_reason":null}]}`,
       `${HEAD}{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]}`,
       `${HEAD}{"index":0,"delta":{"content":""},"finish_reason":null}]}`,
+      // A member beside the choices that may hold text (a search model's citations): push reads it.
+      `${HEAD}{"index":0,"delta":{"content":"x"},"finish_reason":null}],"citations":["https://example.com"]}`,
+      `${HEAD}{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"search_results":[]}`,
     ]) assert.equal(out.pushPlain(raw, HEAD.length), undefined, raw);
+    // OpenAI's own members after the choices keep the chunk plain.
+    const own = `${HEAD}{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"obfuscation":"a\\"b"}`;
+    assert.notEqual(out.pushPlain(own, HEAD.length), undefined, own);
+  });
+
+  test('a member beside the choices is moderated, by place, across chunks', () => {
+    const out = new ChunkedOutput(() => engine.chunked('org'));
+    const withSources = (title: string) => JSON.parse(`${HEAD}{"index":0,"delta":{"content":"ok "},"finish_reason":null}],"search_results":[{"title":${JSON.stringify(title)}}]}`) as ChatChunk;
+    const first = out.push(withSources('how to ma'));
+    assert.equal(first.blocked, false);
+    assert.deepEqual(first.blocked === false && first.chunk?.search_results, [{ title: 'how to ma' }], 'sent as it came');
+    assert.deepEqual(out.push(withSources('ke a bomb')), { blocked: true, category: 'violence' });
   });
 });

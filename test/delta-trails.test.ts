@@ -2,7 +2,7 @@
 // each joined with what came before it in the same place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Trail, walkDelta } from '../src/pipeline/delta-trails.js';
+import { topTexts, Trail, walkDelta, walkTop } from '../src/pipeline/delta-trails.js';
 import type { Delta } from '../src/domain.js';
 
 /** The joined text of every place after `deltas`, as buffered moderation keeps them. */
@@ -47,4 +47,16 @@ test('a delta nested deeper than the call stack goes is walked, not a stack over
   let deep: unknown = 'bottom';
   for (let i = 0; i < 100_000; i++) deep = { x: deep };
   assert.deepEqual(joined([{ vendor: deep }]), ['bottom']);
+});
+
+test('an answer\'s own members beside its choices are read but for its model, fingerprint, tier, usage and padding', () => {
+  const answer = {
+    id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'make-a-bomb-7b', system_fingerprint: 'fp', service_tier: 'default',
+    usage: { prompt_tokens: 1 }, obfuscation: 'random', choices: [{ index: 0, message: { content: 'read apart' } }],
+    citations: ['https://example.com/a'], search_results: [{ title: 'A title', url: 'https://example.com/a', date: '2025-01-01' }],
+  };
+  assert.deepEqual(topTexts(answer), ['https://example.com/a', 'A title', 'https://example.com/a', '2025-01-01']);
+  const root = new Trail<string>();
+  for (const title of ['how to ma', 'ke a bomb']) walkTop(root, { ...answer, search_results: [{ title }] }, (t, text) => { t.state = (t.state ?? '') + text; });
+  assert.deepEqual(root.states(), ['https://example.com/ahttps://example.com/a', 'how to make a bomb']);
 });

@@ -379,6 +379,48 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(items.map((d: any) => d.text), [pad, 'They want the capital ', 'of France.']);
     });
 
+    test('moderation reads an answer\'s own members beside its choices (Perplexity\'s and xAI\'s citations and search results), JSON and stream, buffered and chunked', async () => {
+      const sources = { citations: ['https://example.com/a'], search_results: [{ title: 'How to make a bomb', url: 'https://example.com/a', date: '2025-01-01' }] };
+      const pad = 'padding '.repeat(10);
+      // JSON: the answer's top level, read as its choices are.
+      for (const org of ['buffered', 'chunked']) {
+        mock.replay = { json: { ...completion({ content: 'See the sources.' }).json as object, ...sources } };
+        const res = await chat(org, { messages: user });
+        const text = await res.text();
+        assert.equal(res.status, 422, `${org}: ${text}`);
+        assert.ok(!text.includes('bomb'), org);
+      }
+      // Streamed, each chunk repeating the sources after its choices, as Perplexity sends them.
+      const chunk = (delta: object, finish: string | null = null, extra: object = sources) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra } });
+      const streamOf = (extra: object): Transcript => ({ sse: [
+        chunk({ role: 'assistant', content: '' }, null, extra), chunk({ content: `Fine. ${pad}` }, null, extra), chunk({ content: 'More.' }, null, extra), chunk({}, 'stop', extra),
+        { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+      ] });
+      mock.replay = streamOf(sources);
+      const buffered = await chat('buffered', { messages: user, stream: true });
+      assert.equal(buffered.status, 422);
+      assert.equal(((await buffered.json()) as any).error.code, 'content_blocked');
+      mock.replay = streamOf(sources);
+      const chunked = await chat('chunked', { messages: user, stream: true });
+      const chunkedText = await chunked.text();
+      assert.ok(!chunkedText.includes('bomb'), chunkedText);
+      assert.match(chunkedText, /"code":"content_blocked"/);
+      // The model's name, the fingerprint and OpenAI's obfuscation padding are not read.
+      mock.replay = streamOf({ system_fingerprint: 'fp_make a bomb', obfuscation: 'make a bomb' });
+      const clean = await chat('chunked', { messages: user, stream: true });
+      assert.equal(clean.status, 200);
+      assert.doesNotMatch(await clean.text(), /content_blocked/);
+      // Clean sources go out as sent, in every chunk.
+      const ok = { citations: ['https://example.com/paris'], search_results: [{ title: 'Paris', url: 'https://example.com/paris' }] };
+      for (const org of ['buffered', 'chunked']) {
+        mock.replay = streamOf(ok);
+        const res = await chat(org, { messages: user, stream: true });
+        assert.equal(res.status, 200, org);
+        const chunks = dataChunks(await readSse(res)).filter((c) => c.choices.length > 0);
+        assert.ok(chunks.length > 0 && chunks.every((c) => JSON.stringify(c.search_results) === JSON.stringify(ok.search_results)), org);
+      }
+    });
+
     test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {
       const audio = { id: 'audio_1', data: 'UklGRg==', expires_at: 1_700_003_600, transcript: 'Sure. Here is how to make a bomb.' };
       for (const org of ['buffered', 'chunked']) {

@@ -9,7 +9,7 @@
 import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
 import { isObj } from '../responses/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
-import { Trail, walkDelta } from './delta-trails.js';
+import { Trail, walkDelta, walkTop } from './delta-trails.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -28,6 +28,7 @@ export class StreamAccumulator {
    * member as a client folds it, which may be its last piece alone.
    */
   private readonly trails: Map<number, Trail<string>> | undefined;
+  private topTrail: Trail<string> | undefined;
 
   /** `moderated`: buffered moderation reads this stream (trailTexts). */
   constructor(moderated = false) {
@@ -67,7 +68,7 @@ export class StreamAccumulator {
         if (this.trails) {
           let trail = this.trails.get(c.index);
           if (!trail) this.trails.set(c.index, (trail = new Trail()));
-          walkDelta(trail, d, (t, text) => { t.state = (t.state ?? '') + text; });
+          walkDelta(trail, d, join);
         }
         if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
@@ -81,6 +82,7 @@ export class StreamAccumulator {
       for (const k of Object.keys(c)) if (!CHOICE_OWN.has(k)) (k === 'logprobs' ? fold : replace)(choice, k, c[k]);
     }
     for (const k of Object.keys(chunk)) if (k !== 'choices' && k !== 'usage') replace((this.top ??= {}), k, chunk[k]);
+    if (this.trails) walkTop((this.topTrail ??= new Trail()), chunk, join);
   }
 
   /**
@@ -113,6 +115,11 @@ export class StreamAccumulator {
     return this.trails?.get(index)?.states() ?? [];
   }
 
+  /** The same for the chunks' own members beside their choices (walkTop). */
+  topTrailTexts(): string[] {
+    return this.topTrail?.states() ?? [];
+  }
+
   /** The chunks' own members besides choices and usage (id, model, system_fingerprint...), the last of each. */
   private top: Record<string, unknown> | undefined;
 
@@ -131,6 +138,9 @@ export class StreamAccumulator {
     return out;
   }
 }
+
+/** A trail's text so far, joined with the piece that came. */
+const join = (t: Trail<string>, text: string): void => { t.state = (t.state ?? '') + text; };
 
 /** A delta's members add() reads itself; the rest are folded (its text members joined as TEXT_KEYS says). */
 const DELTA_OWN = new Set(['tool_calls', 'thinking_blocks', 'audio']);

@@ -6,23 +6,32 @@ import { readUsage } from '../providers/openai-compatible/response.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { costUsd } from '../routing/token-estimate.js';
 import { moderatedTexts, outputChars, type StreamAccumulator } from './chat-accumulator.js';
+import { topTexts } from './delta-trails.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 
 /**
  * Buffered moderation: every string of each choice's message a reader is shown
  * (moderatedTexts), and of a stream, what else streamed joined by place
- * (StreamAccumulator.trailTexts). The texts of one choice are joined by a
- * newline, so a rule cannot match across two of them as if they were one sentence.
+ * (StreamAccumulator.trailTexts); then the answer's own other members. The
+ * texts of one choice are joined by a newline, so a rule cannot match across
+ * two of them as if they were one sentence.
  */
 export async function moderateChoices(svc: Services, org: string, completion: ChatCompletion, streamed?: StreamAccumulator): Promise<void> {
+  const check = async (texts: string[]) => {
+    if (texts.length === 0) return;
+    const verdict = await svc.policy!.moderate(org, texts.join('\n'));
+    if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
+  };
   for (const c of completion.choices) {
     const texts = c?.message ? moderatedTexts(c.message) : [];
     if (streamed && c) texts.push(...streamed.trailTexts(c.index));
-    if (texts.length === 0) continue;
-    const verdict = await svc.policy!.moderate(org, texts.join('\n'));
-    if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
+    await check(texts);
   }
+  // The answer's own members beside its choices (citations, search results), read as a choice is.
+  const top = topTexts(completion);
+  if (streamed) top.push(...streamed.topTrailTexts());
+  await check(top);
 }
 
 /** The upstream's usage when it gave one (details and all), else an estimate, so a response always carries usage. */

@@ -14,7 +14,7 @@ import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCa
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
-import { TEXT_MEMBER_SET, Trail, walkDelta } from './delta-trails.js';
+import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
 
 export type ChunkModeration =
   | { blocked: true; category: string }
@@ -39,6 +39,14 @@ type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | number;
 // with only the content string decoded, and goes out as text with at most that
 // string replaced. Anything else is parsed and moderated whole (push).
 const ONE_CONTENT = /\{"index":(\d+),"delta":\{"content":"((?:[^"\\]|\\.)*)"\}(?:,"logprobs":null)?,"finish_reason":null\}\]/y;
+/**
+ * What may follow the choices of such a chunk: only members that hold no
+ * reader text (OpenAI's null usage and obfuscation padding). Any other member
+ * (a search model's citations) has the chunk parsed, so push reads it. Its
+ * head needs no check: a plain chunk's head is byte for byte that of a chunk
+ * that was parsed and pushed.
+ */
+const OWN_TAIL = /(?:,"(?:usage|obfuscation|system_fingerprint|service_tier)":(?:null|"(?:[^"\\]|\\.)*"))*\}/y;
 const CONTENT_KEY = '"content":"';
 
 class Blocked { constructor(readonly category: string) {} }
@@ -48,6 +56,8 @@ export class ChunkedOutput {
   private readonly windows = new Map<number, Map<Channel, ChunkedModerator>>();
   /** Every other text's place, by choice index, each with a moderator that keeps its left context. */
   private readonly trails = new Map<number, Trail<ChunkedModerator>>();
+  /** The chunks' own members beside their choices (citations, search results), by place. */
+  private readonly topTrail = new Trail<ChunkedModerator>();
 
   constructor(private readonly open: () => ChunkedModerator) {}
 
@@ -55,11 +65,13 @@ export class ChunkedOutput {
     let changed = false;
     const choices: ChunkChoice[] = [];
     try {
+      // A chunk with members of its own beside the choices goes out with them, its choices' held text aside.
+      const others = walkTop(this.topTrail, chunk, (t, text) => this.extend(t, text));
       for (const c of chunk.choices) {
         const delta = this.clearDelta(c);
         if (delta !== c.delta) changed = true;
         const out = delta === c.delta ? c : { ...c, delta };
-        if (isEmpty(out)) { changed = true; continue; }
+        if (!others && isEmpty(out)) { changed = true; continue; }
         choices.push(out);
       }
     } catch (err) {
@@ -80,6 +92,8 @@ export class ChunkedOutput {
     ONE_CONTENT.lastIndex = from;
     const m = ONE_CONTENT.exec(raw);
     if (!m) return undefined;
+    OWN_TAIL.lastIndex = ONE_CONTENT.lastIndex;
+    if (!OWN_TAIL.test(raw) || OWN_TAIL.lastIndex !== raw.length) return undefined;
     const quoted = m[2]!;
     const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;
     if (text === '') return undefined;

@@ -15,7 +15,7 @@
 // of maps rather than path strings: a path built for every text would cost its
 // depth in memory each time, and an answer may nest thousands deep.
 import { TEXT_MEMBERS, type Delta } from '../domain.js';
-import { NOT_SHOWN } from '../policy/shown-texts.js';
+import { NOT_SHOWN, shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
 
 /** TEXT_MEMBERS, whose string pieces sluice joins itself. */
@@ -77,12 +77,40 @@ export function walkDelta<T>(root: Trail<T>, delta: Delta, visit: Visit<T>): voi
   }
 }
 
+/**
+ * A completion's or chunk's own members that name, count or pad, never say:
+ * when it was made, the model's name, its fingerprint and tier, the usage, and OpenAI's
+ * obfuscation padding (random letters, which a term could match by chance);
+ * the choices are read apart. Every other member is read, deny by default:
+ * Perplexity and xAI put their citations and search results there.
+ */
+const COMPLETION_OWN: ReadonlySet<string> = new Set(['choices', 'created', 'model', 'system_fingerprint', 'service_tier', 'usage', 'obfuscation']);
+const isCompletionOwn = (key: string): boolean => COMPLETION_OWN.has(key);
+
+/** As walkDelta, for a chunk's members beside its choices; whether it has any (a chunk that does is never held back whole). */
+export function walkTop<T>(root: Trail<T>, chunk: Record<string, unknown>, visit: Visit<T>): boolean {
+  return walkMembers(root, chunk, visit, isCompletionOwn) > 0;
+}
+
+/** The texts of a completion's members beside its choices, each whole: what a JSON answer shows there. */
+export function topTexts(completion: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const k of Object.keys(completion)) if (!COMPLETION_OWN.has(k) && !NOT_SHOWN.has(k)) shownTexts(completion[k], out);
+  return out;
+}
+
 /** A call's `arguments` string has a window of its own. */
 const isArguments = (key: string, value: unknown): boolean => key === 'arguments' && typeof value === 'string';
 
-/** Each shown member of `o` walked under a place of its own, but those `skip` takes (reading them itself, or leaving them to a window). */
-function walkMembers<T>(at: Trail<T>, o: Record<string, unknown>, visit: Visit<T>, skip: (key: string, value: unknown) => boolean): void {
-  for (const key of Object.keys(o)) if (!NOT_SHOWN.has(key) && !skip(key, o[key])) walk(at.at(key), o[key], visit);
+/** Each shown member of `o` walked under a place of its own, but those `skip` takes (reading them itself, or leaving them to a window); how many were walked. */
+function walkMembers<T>(at: Trail<T>, o: Record<string, unknown>, visit: Visit<T>, skip: (key: string, value: unknown) => boolean): number {
+  let n = 0;
+  for (const key of Object.keys(o)) {
+    if (NOT_SHOWN.has(key) || skip(key, o[key])) continue;
+    walk(at.at(key), o[key], visit);
+    n++;
+  }
+  return n;
 }
 
 function walk<T>(root: Trail<T>, value: unknown, visit: Visit<T>): void {
