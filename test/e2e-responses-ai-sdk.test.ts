@@ -68,4 +68,36 @@ describe('the Vercel AI SDK through /v1/responses', () => {
     assert.equal(await result.finishReason, 'stop');
     assert.ok(((await result.usage).totalTokens ?? 0) > 0);
   });
+
+  test('a Mistral reasoning model\'s content chunks (thinking, then text) become reasoning and text, JSON and stream', async () => {
+    const thinking = (text: string) => ({ type: 'thinking', thinking: [{ type: 'text', text }] });
+    mock.queue.push({ json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: [thinking('Paris is the capital.'), { type: 'text', text: 'Paris.' }] }, finish_reason: 'stop' }], usage } });
+    const json = await generateText({ model: provider('up-model'), prompt: 'Capital of France?' });
+    assert.equal(json.text, 'Paris.');
+    assert.equal(json.reasoningText, 'Paris is the capital.');
+    const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+    mock.queue.push({ sse: [
+      chunk({ role: 'assistant', content: '' }), chunk({ content: [thinking('Paris is ')] }), chunk({ content: [thinking('the capital.')] }),
+      chunk({ content: [{ type: 'text', text: 'Par' }] }), chunk({ content: [{ type: 'text', text: 'is.' }] }), chunk({}, 'stop'),
+      { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' },
+    ] });
+    const streamed = streamText({ model: provider('up-model'), prompt: 'Capital of France?' });
+    let text = '';
+    for await (const delta of streamed.textStream) text += delta;
+    assert.equal(text, 'Paris.');
+    assert.equal(await streamed.reasoningText, 'Paris is the capital.');
+    // A chunk of a kind with no Responses form fails the answer rather than vanish from it.
+    mock.queue.push({ json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'reference', reference_ids: [1] }, { type: 'text', text: 'Paris.' }] }, finish_reason: 'stop' }], usage } });
+    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${await gw.key('acme')}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'up-model', input: 'x' }) });
+    assert.equal(res.status, 502);
+    assert.match(((await res.json()) as any).error.message, /"reference" content chunk/);
+    // Streamed, after output began: the stream's failure events.
+    mock.queue.push({ sse: [chunk({ role: 'assistant', content: 'Paris' }), chunk({ content: [{ type: 'reference', reference_ids: [1] }] }), chunk({}, 'stop'), { data: '[DONE]' }] });
+    const cut = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${await gw.key('acme')}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'up-model', input: 'x', stream: true }) });
+    assert.equal(cut.status, 200);
+    const events = await cut.text();
+    assert.match(events, /response\.output_text\.delta/);
+    assert.match(events, /event: response\.failed/);
+    assert.match(events, /event: error\ndata: .*"reference\\" content chunk/);
+  });
 });

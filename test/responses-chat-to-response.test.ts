@@ -47,3 +47,13 @@ test('reasoning spelled `reasoning` (OpenRouter, vLLM, Ollama, Groq) is the reas
   assert.deepEqual(out({ reasoning: 'thinking', reasoning_content: 'thinking' })[0], { type: 'reasoning', id: `rs_${HEX}_0`, summary: [{ type: 'summary_text', text: 'thinking' }] });
   assert.equal(out({}).length, 1, 'no reasoning, no reasoning item');
 });
+
+test('a content given as chunks (Mistral\'s reasoning models): text chunks are the text, thinking chunks the reasoning; another kind fails the answer', () => {
+  const req = parseResponsesRequest({ model: 'auto', input: 'x' });
+  const out = (content: unknown) => completeResponse(responseShell(`resp_${HEX}`, 1, 'm', req, true), { choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: content as string } }] }, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, new ItemIds(HEX)).output;
+  assert.deepEqual(out([{ type: 'thinking', thinking: [{ type: 'text', text: 'Paris is ' }, { type: 'text', text: 'the capital.' }] }, { type: 'text', text: 'Par' }, { type: 'text', text: 'is.' }]), [
+    { type: 'reasoning', id: `rs_${HEX}_0`, summary: [{ type: 'summary_text', text: 'Paris is the capital.' }] },
+    { type: 'message', id: `msg_${HEX}_1`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Paris.' }] },
+  ]);
+  assert.throws(() => out([{ type: 'reference', reference_ids: [1] }]), /"reference" content chunk, which has no Responses form/);
+});

@@ -134,7 +134,15 @@ class TranslatedRelay implements BatchSink {
         if (!cleared.chunk) continue;
         chunk = cleared.chunk;
       }
-      out.add(this.writer.chunk(chunk), disclosedBytes(chunk));
+      let events: string;
+      try {
+        events = this.writer.chunk(chunk);
+      } catch (err) {
+        // An answer part with no Responses form (contentOf): the stream's error event once it has begun.
+        if (!(err instanceof GatewayError) || (!res.started && !out.hasOutput)) throw err;
+        return this.fail('upstream_error', err.message);
+      }
+      out.add(events, disclosedBytes(chunk));
     }
     // The stream commits to 200 only with the first output, so a failure before any is still a JSON error.
     // The upstream's last batch leaves with response.completed, which waits for the pending marker

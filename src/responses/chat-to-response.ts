@@ -3,6 +3,7 @@
 // the request's settings, so SDKs that read them (instructions, tools, text,
 // previous_response_id, ...) find what they would find at OpenAI.
 import type { AssistantMessage, ChatCompletion, Usage } from '../domain.js';
+import { GatewayError } from '../errors.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest, type ResponseUsage } from './types.js';
 
@@ -87,6 +88,31 @@ export function responsesAnnotation(a: unknown): unknown {
 }
 
 /**
+ * A message's or delta's content as text and reasoning. Mistral's reasoning
+ * models answer with a list of chunks rather than a string: `text` chunks,
+ * and `thinking` chunks each holding a list of text chunks (or a string). A
+ * chunk of any other kind (a reference to a tool's result) has no Responses
+ * form and fails the answer rather than vanish from it.
+ */
+export function contentOf(content: unknown): { text: string; reasoning: string } {
+  if (typeof content === 'string') return { text: content, reasoning: '' };
+  const out = { text: '', reasoning: '' };
+  if (!Array.isArray(content)) return out;
+  for (const part of content) {
+    if (isObj(part) && part.type === 'text' && typeof part.text === 'string') out.text += part.text;
+    else if (isObj(part) && part.type === 'thinking') out.reasoning += thinkingText(part.thinking);
+    else throw new GatewayError('upstream_error', `The upstream answered with a ${JSON.stringify(isObj(part) ? part.type : part)} content chunk, which has no Responses form.`);
+  }
+  return out;
+}
+
+function thinkingText(thinking: unknown): string {
+  if (typeof thinking === 'string') return thinking;
+  if (!Array.isArray(thinking)) return '';
+  return thinking.map((t) => (isObj(t) && typeof t.text === 'string' ? t.text : '')).join('');
+}
+
+/**
  * A message's or delta's reasoning text: `reasoning_content` (DeepSeek's
  * spelling, and where Anthropic's and Gemini's translators put it), else
  * `reasoning` (OpenRouter's, vLLM's, Ollama's, Groq's). A server that sends
@@ -104,19 +130,20 @@ export function reasoningOf(m: { reasoning_content?: unknown; reasoning?: unknow
  */
 export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
   const items: Item[] = [];
-  const text = reasoningOf(m);
+  const content = contentOf(m.content);
+  const text = reasoningOf(m) || content.reasoning;
   const blocks = Array.isArray(m.thinking_blocks) && m.thinking_blocks.length ? m.thinking_blocks : undefined;
   if (text || blocks) {
     const item: Item = { type: 'reasoning', id: ids.next('rs'), summary: text ? [{ type: 'summary_text', text }] : [] };
     if (blocks) item.encrypted_content = sealThinking(blocks);
     items.push(item);
   }
-  const content: Json[] = [];
-  if (typeof m.content === 'string' && m.content) {
-    content.push(outputTextPart(m.content, Array.isArray(m.annotations) ? m.annotations.map(responsesAnnotation) : []));
+  const parts: Json[] = [];
+  if (content.text) {
+    parts.push(outputTextPart(content.text, Array.isArray(m.annotations) ? m.annotations.map(responsesAnnotation) : []));
   }
-  if (typeof m.refusal === 'string' && m.refusal) content.push({ type: 'refusal', refusal: m.refusal });
-  if (content.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content });
+  if (typeof m.refusal === 'string' && m.refusal) parts.push({ type: 'refusal', refusal: m.refusal });
+  if (parts.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content: parts });
   for (const [i, t] of (m.tool_calls ?? []).entries()) {
     if (!t?.function) continue;
     const item: Item = {

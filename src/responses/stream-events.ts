@@ -5,7 +5,7 @@
 // whole response. Every event has its sequence_number. Only choice 0 is read:
 // a Responses request never asks for more.
 import type { ChatChunk, Usage } from '../domain.js';
-import { outputTextPart, reasoningOf, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
+import { contentOf, outputTextPart, reasoningOf, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import type { Item, Json, ResponseObject } from './types.js';
 
@@ -39,10 +39,11 @@ export class ResponsesEventWriter {
     for (const c of chunk.choices) {
       if (c.index !== 0) continue;
       const d = c.delta ?? {};
-      const reasoning = reasoningOf(d);
+      const content = contentOf(d.content);
+      const reasoning = reasoningOf(d) || content.reasoning;
       if (reasoning) out += this.reasoning(reasoning);
       if (Array.isArray(d.thinking_blocks) && d.thinking_blocks.length) out += this.thinking(d.thinking_blocks);
-      if (typeof d.content === 'string' && d.content) out += this.text('output_text', d.content);
+      if (content.text) out += this.text('output_text', content.text);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
       if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
       for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
