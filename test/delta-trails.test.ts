@@ -43,6 +43,14 @@ test('a text member that is not a string (content as a list of parts) is read as
   assert.deepEqual(joined([part('make a b'), part('omb')]), ['make a bomb']);
 });
 
+test('a member wider than a call\'s arguments go is read, place by place', () => {
+  const wide = Array.from({ length: 200_000 }, (_, i) => `t${i}`);
+  const texts = joined([{ vendor: wide }]);
+  assert.equal(texts.length, 200_000);
+  assert.equal(texts[0], 't0');
+  assert.equal(texts.at(-1), 't199999');
+});
+
 test('a delta nested deeper than the call stack goes is walked, not a stack overflow', () => {
   let deep: unknown = 'bottom';
   for (let i = 0; i < 100_000; i++) deep = { x: deep };

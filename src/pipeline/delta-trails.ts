@@ -40,7 +40,10 @@ export class Trail<T> {
     while (stack.length > 0) {
       const t = stack.pop()!;
       if (t.state !== undefined) out.push(t.state);
-      if (t.kids) stack.push(...[...t.kids.values()].reverse());
+      if (!t.kids) continue;
+      // Pushed in reverse, one at a time: a spread of a wide node's children would overflow the call's arguments.
+      const kids = [...t.kids.values()];
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
     }
     return out;
   }
@@ -121,15 +124,17 @@ function walk<T>(root: Trail<T>, value: unknown, visit: Visit<T>): void {
     const v = values.pop();
     if (typeof v === 'string') {
       if (v) visit(at, v);
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) { places.push(at.at(i)); values.push(v[i]); }
-    } else if (isObj(v)) {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        if (NOT_SHOWN.has(keys[i]!)) continue;
-        places.push(at.at(keys[i]!));
-        values.push(v[keys[i]!]);
-      }
+      continue;
+    }
+    let keys: Array<string | number>;
+    if (Array.isArray(v)) keys = v.map((_, i) => i);
+    else if (isObj(v)) keys = Object.keys(v).filter((k) => !NOT_SHOWN.has(k));
+    else continue;
+    // Places made in document order (states() keeps it), then stacked in reverse to be walked in it.
+    const kids = keys.map((k) => at.at(k));
+    for (let i = keys.length - 1; i >= 0; i--) {
+      places.push(kids[i]!);
+      values.push((v as Record<string | number, unknown>)[keys[i]!]);
     }
   }
 }
