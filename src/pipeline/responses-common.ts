@@ -92,6 +92,8 @@ export const TEXT_DELTAS: ReadonlySet<string> = new Set([
   'response.output_text.delta', 'response.refusal.delta', 'response.function_call_arguments.delta',
   'response.reasoning_summary_text.delta', 'response.reasoning_text.delta',
 ]);
+/** Events whose `delta` is bytes, not text (base64 audio): read as text, its random letters could match a term by chance. */
+const BYTES_DELTAS: ReadonlySet<string> = new Set(['response.audio.delta']);
 /** An event's members that place it in the response, or that streamedTexts reads apart (its delta, item, part, response). */
 const EVENT_OWN: ReadonlySet<string> = new Set([
   'type', 'sequence_number', 'item_id', 'output_index', 'content_index', 'summary_index', 'annotation_index',
@@ -112,6 +114,7 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
     if (ev.type !== 'event' || ev.name === 'error') continue;
     const d = ev.data;
     if (typeof d.delta === 'string') {
+      if (BYTES_DELTAS.has(ev.name)) continue;
       // A reasoning summary's parts are numbered by summary_index, a message's by content_index.
       const key = `${ev.name}/${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? d.summary_index ?? '')}`;
       joined.set(key, (joined.get(key) ?? '') + d.delta);
