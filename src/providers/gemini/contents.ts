@@ -21,9 +21,10 @@ const refuse = (param: string, message: string): never => {
 /**
  * Message fields with no Gemini counterpart that change nothing Gemini could
  * honour: `name` (Gemini turns have no speaker names) and an earlier turn's
- * `reasoning_content` (or `reasoning`, as vLLM and OpenRouter spell it) and `thinking_blocks` (Gemini resumes its reasoning from
- * its own thought signatures, not from the text or Anthropic's signed blocks;
- * a Responses chain begun on Claude carries those). Any other unknown field is refused.
+ * `reasoning_content` (or `reasoning`, as vLLM and OpenRouter spell it) and
+ * `thinking_blocks` (Gemini resumes its reasoning from its own thought
+ * signatures, not from the text or Anthropic's signed blocks; a Responses
+ * chain begun on Claude carries those). Any other unknown field is refused.
  */
 const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content', 'reasoning', 'thinking_blocks']);
 
