@@ -23,16 +23,16 @@ export class StreamAccumulator {
   /** A piece came since `completion` last joined them: moderation and the archive each read it. */
   private audioPending = false;
   /**
-   * Each choice's other texts joined as they streamed, by place
+   * Each choice's other texts (under its index) joined as they streamed, by place
    * (delta-trails.ts), for buffered moderation: the completion keeps such a
    * member as a client folds it, which may be its last piece alone.
    */
-  private readonly trails: Map<number, Trail<string>> | undefined;
+  private readonly trails: Trail<string> | undefined;
   private topTrail: Trail<string> | undefined;
 
   /** `moderated`: buffered moderation reads this stream (trailTexts). */
   constructor(moderated = false) {
-    if (moderated) this.trails = new Map();
+    if (moderated) this.trails = new Trail();
   }
 
   /**
@@ -65,11 +65,7 @@ export class StreamAccumulator {
       const d = c.delta;
       if (d) {
         const m = choice.message;
-        if (this.trails) {
-          let trail = this.trails.get(c.index);
-          if (!trail) this.trails.set(c.index, (trail = new Trail()));
-          walkDelta(trail, d, join);
-        }
+        if (this.trails) walkDelta(this.trails.at(c.index), d, join);
         if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
@@ -112,7 +108,7 @@ export class StreamAccumulator {
 
   /** A choice's texts that streamed outside its text members and call arguments, each joined by place. */
   trailTexts(index: number): string[] {
-    return this.trails?.get(index)?.states() ?? [];
+    return this.trails?.at(index).states() ?? [];
   }
 
   /** The same for the chunks' own members beside their choices (walkTop). */

@@ -54,8 +54,8 @@ class Blocked { constructor(readonly category: string) {} }
 export class ChunkedOutput {
   /** Windows by choice index, then by channel (a number is a tool call index). */
   private readonly windows = new Map<number, Map<Channel, ChunkedModerator>>();
-  /** Every other text's place, by choice index, each with a moderator that keeps its left context. */
-  private readonly trails = new Map<number, Trail<ChunkedModerator>>();
+  /** Every other text's place, under its choice's index, each with a moderator that keeps its left context. */
+  private readonly trails = new Trail<ChunkedModerator>();
   /** The chunks' own members beside their choices (citations, search results), by place. */
   private readonly topTrail = new Trail<ChunkedModerator>();
 
@@ -153,9 +153,7 @@ export class ChunkedOutput {
       if (released !== text) (out ??= { ...d })[key] = released;
     }
     if (d.thinking_blocks != null) for (const text of shownTexts(d.thinking_blocks, [])) this.whole(text);
-    let trail = this.trails.get(c.index);
-    if (!trail) this.trails.set(c.index, (trail = new Trail()));
-    walkDelta(trail, d, (t, text) => this.extend(t, text));
+    walkDelta(this.trails.at(c.index), d, (t, text) => this.extend(t, text));
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
       const released = this.step(c.index, 'function_call', fc.arguments);
@@ -198,7 +196,7 @@ export class ChunkedOutput {
 
   /** At a choice's finish reason: its windows release what they held, into this chunk. */
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
-    this.trails.delete(index);
+    this.trails.drop(index);
     const byChannel = this.windows.get(index);
     if (!byChannel) return delta;
     let out = delta === original ? { ...delta } : delta;
