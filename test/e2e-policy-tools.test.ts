@@ -421,6 +421,52 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('moderation reads a content streamed as lists of chunks (Mistral\'s reasoning models): chunked windows hold both the thinking and the text back', async () => {
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const end = [chunk({}, 'stop'), { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } }, { data: '[DONE]' }];
+      const thinking = (text: string) => ({ content: [{ type: 'thinking', thinking: [{ type: 'text', text }] }] });
+      const said = (text: string) => ({ content: [{ type: 'text', text }] });
+      const lead = 'Let me think about what the user is asking for here, carefully. ';
+      const stream = (think: string[], text: string[]): Transcript => ({ sse: [chunk({ role: 'assistant', content: '' }), ...think.map((t) => chunk(thinking(t))), ...text.map((t) => chunk(said(t))), ...end] });
+      /** Each list item's kind and text, in order, neighbours of one kind joined as Mistral's clients merge them. */
+      const view = (events: string[]) => {
+        const out: Array<[string, string]> = [];
+        for (const c of dataChunks(events)) for (const ch of c.choices) {
+          const items = Array.isArray(ch.delta?.content) ? ch.delta.content : [];
+          for (const i of items) {
+            const [kind, t] = i.type === 'thinking' ? ['thinking', i.thinking.map((p: any) => p.text).join('')] : [i.type, i.text];
+            if (out.at(-1)?.[0] === kind) out.at(-1)![1] += t;
+            else out.push([kind, t]);
+          }
+        }
+        return out;
+      };
+      for (const [where, think, text] of [
+        ['thinking', [lead, 'They want to make', ' a bo', 'mb.'], ['No.']],
+        ['text', [lead], ['Here is how to make', ' a bo', 'mb.']],
+      ] as const) {
+        mock.replay = stream([...think], [...text]);
+        const buffered = await chat('buffered', { messages: user, stream: true });
+        assert.equal(buffered.status, 422, where);
+        // Chunked: no piece of the match leaves, and the trace counts what was shown.
+        mock.replay = stream([...think], [...text]);
+        const cut = await chat('chunked', { messages: user, stream: true });
+        assert.equal(cut.status, 200, where);
+        const events = (await cut.text()).split('\n\n').filter(Boolean);
+        assert.match(events.join('\n\n'), /event: error\ndata: .*"code":"content_blocked"/);
+        const shown = view(events).map(([, t]) => t).join('');
+        assert.ok(!/make|a bo|bomb/.test(shown), `${where}: no piece of the match was sent: ${shown}`);
+        assert.equal((await gw.traces.waitFor(cut.headers.get('x-request-id')!)).disclosed_bytes, Buffer.byteLength(shown), where);
+      }
+      // Clean: every chunk's text arrives, the thinking whole before the text, in both modes.
+      for (const org of ['buffered', 'chunked']) {
+        mock.replay = stream([lead, 'They want the capital ', 'of France.'], ['It is ', 'Paris.']);
+        const ok = await chat(org, { messages: user, stream: true });
+        assert.equal(ok.status, 200, org);
+        assert.deepEqual(view(await readSse(ok)), [['thinking', `${lead}They want the capital of France.`], ['text', 'It is Paris.']], org);
+      }
+    });
+
     test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {
       const audio = { id: 'audio_1', data: 'UklGRg==', expires_at: 1_700_003_600, transcript: 'Sure. Here is how to make a bomb.' };
       for (const org of ['buffered', 'chunked']) {

@@ -9,11 +9,13 @@
 // whole before the chunk goes. Any other member's texts are sent as they came,
 // since a window would split what a client may keep whole, and are checked
 // joined with what came before them in the same place (delta-trails.ts): a
-// match they complete stops the stream before they go.
+// match they complete stops the stream before they go. A content that is a
+// list of chunks (Mistral's) is windowed too (content-chunks.ts).
 import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
+import { appendText, appendThinking, chunkListBytes, clearChunks, type ChunkWindows } from './content-chunks.js';
 import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
 
 export type ChunkModeration =
@@ -31,8 +33,8 @@ export type PlainModeration =
   | { blocked: true; category: string }
   | { blocked: false; raw: string | undefined; shown: number; seen: number };
 
-/** A window's text: a delta's text member, a legacy function call's arguments, or a tool call's (by its index). */
-type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | number;
+/** A window's text: a delta's text member, a legacy function call's arguments, a content list's thinking, or a tool call's arguments (by its index). */
+type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | 'thinking' | number;
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -58,6 +60,10 @@ export class ChunkedOutput {
   private readonly trails = new Trail<ChunkedModerator>();
   /** The chunks' own members beside their choices (citations, search results), by place. */
   private readonly topTrail = new Trail<ChunkedModerator>();
+  /** Choices whose content came last as a list of chunks, so what their content window releases at the end goes as one. */
+  private readonly listed = new Set<number>();
+  /** Choices whose thinking window may hold text: the answer's text, when it begins, releases it first. */
+  private readonly thinkingOpen = new Set<number>();
 
   constructor(private readonly open: () => ChunkedModerator) {}
 
@@ -92,6 +98,8 @@ export class ChunkedOutput {
     ONE_CONTENT.lastIndex = from;
     const m = ONE_CONTENT.exec(raw);
     if (!m) return undefined;
+    // The first text after a content list's thinking releases that thinking with it, as a list: push does that.
+    if (this.thinkingOpen.size > 0 && this.thinkingOpen.has(Number(m[1]))) return undefined;
     OWN_TAIL.lastIndex = ONE_CONTENT.lastIndex;
     if (!OWN_TAIL.test(raw) || OWN_TAIL.lastIndex !== raw.length) return undefined;
     const quoted = m[2]!;
@@ -142,6 +150,25 @@ export class ChunkedOutput {
     return s.release;
   }
 
+  /** A content list's windows for one choice (content-chunks.ts). */
+  private chunkWindows(choice: number): ChunkWindows {
+    return {
+      text: (piece) => this.step(choice, 'content', piece),
+      thinking: (piece) => {
+        this.thinkingOpen.add(choice);
+        return this.step(choice, 'thinking', piece);
+      },
+      endThinking: () => this.endThinking(choice),
+    };
+  }
+
+  private endThinking(choice: number): string {
+    if (!this.thinkingOpen.delete(choice)) return '';
+    const s = this.window(choice, 'thinking').finish();
+    if (s.blocked) throw new Blocked(s.category);
+    return s.release;
+  }
+
   /** The delta with every text replaced by what its window released; the same object when nothing changed. */
   private clearDelta(c: ChunkChoice): Delta {
     const d = c.delta ?? {};
@@ -149,11 +176,33 @@ export class ChunkedOutput {
     for (const key of TEXT_MEMBERS) {
       const text = d[key];
       if (typeof text !== 'string' || text === '') continue;
+      // A plain text after a content list's thinking: that thinking's rest goes first, and the content becomes a list.
+      const ended = key === 'content' ? this.endThinking(c.index) : '';
       const released = this.step(c.index, key, text);
-      if (released !== text) (out ??= { ...d })[key] = released;
+      if (ended) {
+        const list: unknown[] = [];
+        appendThinking(list, ended);
+        if (released) appendText(list, released);
+        (out ??= { ...d }).content = list as unknown as string;
+      } else if (released !== text) {
+        (out ??= { ...d })[key] = released;
+      }
+      // The upstream's content is a string again: so is what its window releases at the end.
+      if (key === 'content') this.listed.delete(c.index);
+    }
+    let unread: Delta = d;
+    if (Array.isArray(d.content)) {
+      const cleared = clearChunks(d.content, this.chunkWindows(c.index));
+      this.listed.add(c.index);
+      unread = { ...d, content: cleared.unread as unknown as string };
+      if (cleared.sent !== d.content) {
+        out ??= { ...d };
+        if (cleared.sent) out.content = cleared.sent as unknown as string;
+        else delete out.content;
+      }
     }
     if (d.thinking_blocks != null) for (const text of shownTexts(d.thinking_blocks, [])) this.whole(text);
-    walkDelta(this.trails.at(c.index), d, (t, text) => this.extend(t, text));
+    walkDelta(this.trails.at(c.index), unread, (t, text) => this.extend(t, text));
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
       const released = this.step(c.index, 'function_call', fc.arguments);
@@ -197,11 +246,15 @@ export class ChunkedOutput {
   /** At a choice's finish reason: its windows release what they held, into this chunk. */
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
     this.trails.drop(index);
+    const listed = this.listed.delete(index);
+    this.thinkingOpen.delete(index);
     const byChannel = this.windows.get(index);
     if (!byChannel) return delta;
     let out = delta === original ? { ...delta } : delta;
     let changed = false;
-    for (const [channel, w] of byChannel) {
+    // A content list's thinking goes before its text, as the model wrote them.
+    const channels = [...byChannel].sort(([a], [b]) => Number(b === 'thinking') - Number(a === 'thinking'));
+    for (const [channel, w] of channels) {
       const s = w.finish();
       if (s.blocked) throw new Blocked(s.category);
       if (!s.release) continue;
@@ -209,6 +262,11 @@ export class ChunkedOutput {
       if (channel === 'function_call') {
         const fc = isObj(out.function_call) ? out.function_call : {};
         out = { ...out, function_call: { ...fc, arguments: (typeof fc.arguments === 'string' ? fc.arguments : '') + s.release } };
+      } else if (channel === 'thinking' || (channel === 'content' && (Array.isArray(out.content) || (out.content == null && listed)))) {
+        const had: unknown = out.content;
+        const list = Array.isArray(had) ? had.slice() : typeof had === 'string' && had ? [{ type: 'text', text: had }] : [];
+        (channel === 'thinking' ? appendThinking : appendText)(list, s.release);
+        out.content = list as unknown as string;
       } else if (typeof channel === 'string') {
         out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + s.release;
       } else {
@@ -229,7 +287,8 @@ function isEmpty(c: ChunkChoice): boolean {
   if (c.finish_reason || c.logprobs) return false;
   for (const k in c.delta) {
     const v = c.delta[k];
-    if (TEXT_MEMBER_SET.has(k) ? typeof v === 'string' && v !== '' : v !== undefined && v !== null) return false;
+    // An empty string says nothing; a content that is a list of chunks does.
+    if (typeof v === 'string' && TEXT_MEMBER_SET.has(k) ? v !== '' : v !== undefined && v !== null) return false;
   }
   return true;
 }
@@ -244,6 +303,7 @@ export function disclosedBytes(chunk: ChatChunk): number {
       const v = d[k];
       if (typeof v === 'string') n += Buffer.byteLength(v);
     }
+    if (Array.isArray(d.content)) n += chunkListBytes(d.content);
     if (isObj(d.function_call) && typeof d.function_call.arguments === 'string') n += Buffer.byteLength(d.function_call.arguments);
     if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
   }
