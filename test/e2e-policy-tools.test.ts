@@ -565,10 +565,20 @@ for (const http of HTTP_KINDS) {
 
     test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {
       const n = mock.requests.length;
-      const res = await chat('chunked', { messages: user, stream: true, logprobs: true });
-      assert.equal(res.status, 400);
-      assert.equal(((await res.json()) as any).error.param, 'logprobs');
+      // Any value a server might read as true counts, and so does top_logprobs alone.
+      for (const [fields, param] of [
+        [{ logprobs: true }, 'logprobs'], [{ logprobs: 1 }, 'logprobs'], [{ logprobs: 'true' }, 'logprobs'], [{ top_logprobs: 3 }, 'top_logprobs'],
+      ] as const) {
+        const res = await chat('chunked', { messages: user, stream: true, ...fields });
+        assert.equal(res.status, 400, JSON.stringify(fields));
+        assert.equal(((await res.json()) as any).error.param, param);
+      }
       assert.equal(mock.requests.length, n);
+      // Asked not to send them, the stream goes.
+      mock.replay = { sse: [{ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: 'Paris is the capital of France.' }, finish_reason: 'stop' }] } }, { data: '[DONE]' }] };
+      const ok = await chat('chunked', { messages: user, stream: true, logprobs: false, top_logprobs: 0 });
+      assert.equal(ok.status, 200);
+      await ok.text();
     });
   });
 }

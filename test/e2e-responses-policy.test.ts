@@ -444,6 +444,18 @@ describe('responses API: policy and storage', () => {
     assert.equal(done.response.output[0].content[0].text, answer);
   });
 
+  test('chunked moderation refuses streamed logprobs on both paths, naming the field, before any upstream call', async () => {
+    const n = mock.requests.length;
+    for (const model of ['up-model', 'nat-model']) {
+      for (const [fields, param] of [[{ include: ['message.output_text.logprobs'] }, 'include'], [{ top_logprobs: 2 }, 'top_logprobs']] as const) {
+        const res = await post('chunked', { model, input: 'hi', stream: true, ...fields });
+        assert.equal(res.status, 400, `${model} ${param}`);
+        assert.equal(((await res.json()) as any).error.param, param);
+      }
+    }
+    assert.equal(mock.requests.length, n);
+  });
+
   test('chunked moderation cuts a streamed response: response.failed then error, and the trace says so', async () => {
     mock.replay = stream(['Sure. '.repeat(40), 'Here is how to ', 'make a bomb', ' now.']);
     const res = await post('chunked', { input: 'x', stream: true });

@@ -53,8 +53,9 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const wantBlock = headerIsTrue(req.headers['gateway-trace']);
   const mode = svc.policy?.outputMode(org) ?? 'off';
   // Per-token logprobs would show the text a chunked moderation window is still holding back.
-  if (mode === 'chunked' && chat.stream && chat.raw.logprobs === true) {
-    throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back. Send stream: false, or no logprobs.', { param: 'logprobs' });
+  const logprobs = mode === 'chunked' && chat.stream ? asksLogprobs(chat.raw) : undefined;
+  if (logprobs) {
+    throw new GatewayError('invalid_request', `${logprobs} cannot be streamed for this organisation: its chunked output moderation holds text back. Send stream: false, or no logprobs.`, { param: logprobs });
   }
   // Streamed audio speaks its words as they come: no window can hold back sound, only its transcript.
   if (mode === 'chunked' && chat.stream && Array.isArray(chat.raw.modalities) && chat.raw.modalities.includes('audio')) {
@@ -87,4 +88,15 @@ function guardedRequest(chat: ChatRequest, guarded: ChatTexts): ChatRequest {
   const out: ChatRequest = { ...chat, messages: guarded.messages, raw: guarded.raw };
   if (guarded.raw !== chat.raw && chat.user !== undefined) out.user = guarded.raw.user as string;
   return out;
+}
+
+/**
+ * The field that asks for per-token log probabilities, if any. Anything but
+ * absent, null or false counts: a server that reads `1` or `"true"` as true
+ * (pydantic does) would send them, and so may one given top_logprobs alone.
+ */
+export function asksLogprobs(raw: Record<string, unknown>): 'logprobs' | 'top_logprobs' | undefined {
+  if (raw.logprobs != null && raw.logprobs !== false) return 'logprobs';
+  if (raw.top_logprobs != null && raw.top_logprobs !== 0) return 'top_logprobs';
+  return undefined;
 }

@@ -63,8 +63,9 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // Only the native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
   if (native && scan && r.text !== undefined && !keysReadOneWay(r.text)) r.text = undefined;
   const mode = svc.policy?.outputMode(org) ?? 'off';
-  if (mode === 'chunked' && r.stream && Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs')) {
-    throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param: 'include' });
+  if (mode === 'chunked' && r.stream) {
+    const param = Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs') ? 'include' : r.raw.top_logprobs != null && r.raw.top_logprobs !== 0 ? 'top_logprobs' : undefined;
+    if (param) throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param });
   }
   const p: Prepared = {
     req: r, items: guarded.items, instructions: guarded.instructions, chain, route, org, mode,
