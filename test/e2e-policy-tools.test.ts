@@ -467,6 +467,44 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('moderation joins pieces by the indexes clients merge them by: a choice or tool call index that is not a whole number fails the stream; a call with none is read by position', async () => {
+      const chunk = (choice: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ delta: {}, finish_reason: null, ...choice }] } });
+      const end = [chunk({ index: 0, finish_reason: 'stop' }), { data: '[DONE]' }];
+      const pad = 'padding '.repeat(10);
+      const odd: Record<string, Transcript> = {
+        // The openai SDK merges "0" into choice 0, as it merges 0.
+        'a string choice index': { sse: [chunk({ index: 0, delta: { role: 'assistant', content: `${pad}how to make a` } }), chunk({ index: '0', delta: { content: ' bomb' } }), ...end] },
+        'a negative tool call index': { sse: [
+          chunk({ index: 0, delta: { role: 'assistant', content: pad, tool_calls: [{ index: -1, id: 'call_1', type: 'function', function: { name: 'send', arguments: '{"a":"make a ' } }] } }),
+          chunk({ index: 0, delta: { tool_calls: [{ index: -1, function: { arguments: 'bomb"}' } }] } }), ...end,
+        ] },
+        'a huge tool call index': { sse: [chunk({ index: 0, delta: { role: 'assistant', content: pad, tool_calls: [{ index: 1e9, id: 'call_1', type: 'function', function: { name: 'send', arguments: '{}' } }] } }), ...end] },
+      };
+      for (const [name, transcript] of Object.entries(odd)) {
+        for (const org of ['buffered', 'chunked']) {
+          mock.replay = transcript;
+          const res = await chat(org, { messages: user, stream: true });
+          const text = await res.text();
+          assert.ok(!text.includes('bomb'), `${name}, ${org}: ${text}`);
+          if (res.status === 200) assert.match(text, /event: error\ndata: .*"code":"upstream_error"/, `${name}, ${org}`);
+          else assert.equal(res.status, 502, `${name}, ${org}: ${text}`);
+        }
+      }
+      // No index at all (Gemini's OpenAI-compatible endpoint): each call is its chunk's position, read joined there.
+      const unindexed = (pieces: string[]): Transcript => ({ sse: [
+        chunk({ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: '' } }] } }),
+        ...pieces.map((p) => chunk({ index: 0, delta: { tool_calls: [{ function: { arguments: p } }] } })), ...end,
+      ] });
+      mock.replay = unindexed(['{"a":"make a ', 'bomb"}']);
+      assert.equal((await chat('buffered', { messages: user, stream: true })).status, 422);
+      mock.replay = unindexed(['{"a":"Paris', ' is lovely"}']);
+      const ok = await chat('chunked', { messages: user, stream: true });
+      assert.equal(ok.status, 200);
+      let args = '';
+      for (const c of dataChunks(await readSse(ok))) for (const ch of c.choices) for (const t of ch.delta?.tool_calls ?? []) args += t.function?.arguments ?? '';
+      assert.equal(args, '{"a":"Paris is lovely"}');
+    });
+
     test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {
       const audio = { id: 'audio_1', data: 'UklGRg==', expires_at: 1_700_003_600, transcript: 'Sure. Here is how to make a bomb.' };
       for (const org of ['buffered', 'chunked']) {

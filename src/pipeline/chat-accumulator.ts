@@ -9,6 +9,7 @@
 import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
 import { isObj } from '../responses/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
+import { callIndex, checkIndexes } from './chunk-indexes.js';
 import { Trail, walkDelta, walkTop } from './delta-trails.js';
 
 export class StreamAccumulator {
@@ -54,6 +55,8 @@ export class StreamAccumulator {
   }
 
   add(chunk: ChatChunk): void {
+    // Moderation must join pieces where clients will (chunk-indexes.ts).
+    if (this.trails) checkIndexes(chunk);
     if (chunk.usage) this.usage = chunk.usage;
     const choices = (this.choices ??= new Map());
     for (const c of chunk.choices) {
@@ -66,7 +69,7 @@ export class StreamAccumulator {
       if (d) {
         const m = choice.message;
         if (this.trails) walkDelta(this.trails.at(c.index), d, join);
-        if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) mergeToolCall(m, t);
+        if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => mergeToolCall(m, t, callIndex(t, i)));
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
         if (isObj(d.audio)) this.foldAudio(c.index, m, d.audio);
@@ -197,12 +200,12 @@ function fold(into: Record<string, unknown>, key: string, value: unknown): void 
   }
 }
 
-function mergeToolCall(m: AssistantMessage, t: ToolCallDelta): void {
+function mergeToolCall(m: AssistantMessage, t: ToolCallDelta, index: number): void {
   const calls = (m.tool_calls ??= []);
-  let call: ToolCall | undefined = calls[t.index];
+  let call: ToolCall | undefined = calls[index];
   if (!call) {
     call = { id: '', type: 'function', function: { name: '', arguments: '' } };
-    calls[t.index] = call;
+    calls[index] = call;
   }
   if (t.id) call.id = t.id;
   if (t.function?.name) call.function.name += t.function.name;

@@ -15,6 +15,7 @@ import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCa
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
+import { callIndex, checkIndexes } from './chunk-indexes.js';
 import { appendText, appendThinking, chunkListBytes, clearChunks, type ChunkWindows } from './content-chunks.js';
 import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
 
@@ -68,6 +69,7 @@ export class ChunkedOutput {
   constructor(private readonly open: () => ChunkedModerator) {}
 
   push(chunk: ChatChunk): ChunkModeration {
+    checkIndexes(chunk);
     let changed = false;
     const choices: ChunkChoice[] = [];
     try {
@@ -213,7 +215,7 @@ export class ChunkedOutput {
       d.tool_calls.forEach((t, i) => {
         const args = t.function?.arguments;
         if (typeof args !== 'string' || args === '') return;
-        const released = this.step(c.index, t.index, args);
+        const released = this.step(c.index, callIndex(t, i), args);
         if (released !== args) (calls ??= d.tool_calls!.slice())[i] = { ...t, function: { ...t.function, arguments: released } };
       });
       if (calls) (out ??= { ...d }).tool_calls = calls;

@@ -17,6 +17,7 @@
 import { TEXT_MEMBERS, type Delta } from '../domain.js';
 import { NOT_SHOWN, shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
+import { callIndex } from './chunk-indexes.js';
 
 /** TEXT_MEMBERS, whose string pieces sluice joins itself. */
 export const TEXT_MEMBER_SET: ReadonlySet<string> = new Set(TEXT_MEMBERS);
@@ -69,7 +70,7 @@ export function walkDelta<T>(root: Trail<T>, delta: Delta, visit: Visit<T>): voi
     const at = root.at(k);
     if (k === 'tool_calls' && Array.isArray(v)) {
       v.forEach((t, i) => {
-        const call = at.at(isObj(t) && typeof t.index === 'number' ? t.index : i);
+        const call = at.at(callIndex(t, i));
         if (!isObj(t)) return walk(call, t, visit);
         walkMembers(call, t, visit, (key, value) => {
           if (key !== 'function' || !isObj(value)) return false;
