@@ -113,6 +113,20 @@ describe('chunked moderation over content chunk lists', () => {
     assert.equal(r.bytes, Buffer.byteLength(`${lead}It is Paris, as everyone knows well.`));
   });
 
+  test('read off the chunk text (pushPlain), a plain string content after a list\'s thinking still releases that thinking first', () => {
+    const out = new ChunkedOutput(() => engine.chunked('org'));
+    const head = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[';
+    const first = out.push(frozen(chunk({ role: 'assistant', content: [thinking(lead)] as any })));
+    assert.ok(!first.blocked && first.chunk);
+    const raw = `${head}{"index":0,"delta":{"content":"It is Paris, as everyone knows well."},"finish_reason":null}]}`;
+    assert.equal(out.pushPlain(raw, head.length), undefined, 'the chunk is parsed, so push releases the thinking with it');
+    const second = out.push(JSON.parse(raw));
+    assert.ok(!second.blocked && second.chunk);
+    assert.deepEqual(readerView([first.chunk, second.chunk]), [['thinking', lead], ['text', 'It is Paris, as everyone ']]);
+    // Once the thinking is over, plain chunks are read off their text again.
+    assert.ok(out.pushPlain(raw, head.length));
+  });
+
   test('a stream that ends without a finish releases what was held as a list', () => {
     const r = run([chunk({ role: 'assistant', content: [thinking(lead)] as any }), chunk({ content: [text('Short.')] as any })], true);
     assert.deepEqual(readerView(r.sent), [['thinking', lead], ['text', 'Short.']]);

@@ -350,6 +350,32 @@ for (const http of HTTP_KINDS) {
       const blockText = await block.text();
       assert.match(blockText, /event: error\ndata: .*"code":"content_blocked"/);
       assert.ok(!blockText.includes('bomb'), blockText);
+      // A match that one block begins and the next ends: blocks are held until the thinking is over, so neither leaves.
+      const block1 = { type: 'thinking', thinking: `${lead}They want to make a`, signature: 'sig1' };
+      mock.replay = reasoned([lead], [{ thinking_blocks: [block1] }, { thinking_blocks: [{ type: 'thinking', thinking: ' bomb.', signature: 'sig2' }] }]);
+      const split = await chat('chunked', { messages: user, stream: true });
+      const splitText = await split.text();
+      assert.match(splitText, /"code":"content_blocked"/);
+      assert.ok(!splitText.includes('make a'), splitText);
+      // Buffered reads the blocks joined too, JSON and stream.
+      const twoBlocks = [block1, { type: 'thinking', thinking: ' bomb.', signature: 'sig2' }];
+      mock.replay = completion({ content: 'No.', thinking_blocks: twoBlocks });
+      assert.equal((await chat('buffered', { messages: user })).status, 422);
+      mock.replay = reasoned([lead], twoBlocks.map((b) => ({ thinking_blocks: [b] })));
+      assert.equal((await chat('buffered', { messages: user, stream: true })).status, 422);
+      // Clean blocks all go, in order, before the answer's text, with a redacted block that has no text to read.
+      const blocks = [block1, { type: 'redacted_thinking', data: 'opaque' }, { type: 'thinking', thinking: ' sandwich.', signature: 'sig2' }];
+      mock.replay = reasoned([lead], blocks.map((b) => ({ thinking_blocks: [b] })));
+      const clean = dataChunks(await readSse(await chat('chunked', { messages: user, stream: true })));
+      const sentBlocks = clean.flatMap((c) => c.choices.flatMap((ch: any) => ch.delta?.thinking_blocks ?? []));
+      assert.deepEqual(sentBlocks, blocks);
+      const firstText = clean.findIndex((c) => c.choices.some((ch: any) => ch.delta?.content));
+      const lastBlock = clean.findLastIndex((c) => c.choices.some((ch: any) => ch.delta?.thinking_blocks));
+      assert.ok(lastBlock <= firstText, `blocks at ${lastBlock}, text from ${firstText}`);
+      // Held blocks with no text after them go at the finish.
+      mock.replay = { sse: [chunk({ role: 'assistant', content: null, thinking_blocks: [block1] }), chunk({}, 'stop'), { data: '[DONE]' }] };
+      const only = dataChunks(await readSse(await chat('chunked', { messages: user, stream: true })));
+      assert.deepEqual(only.flatMap((c) => c.choices.flatMap((ch: any) => ch.delta?.thinking_blocks ?? [])), [block1]);
     });
 
     test('moderation reads a member nobody has invented yet that streams its text in pieces: a term split across chunks is caught, buffered and chunked', async () => {

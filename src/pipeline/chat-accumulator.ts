@@ -231,10 +231,16 @@ export function outputTexts(message: AssistantMessage): string[] {
  * What moderation reads of a choice: every string of its message a reader is
  * shown, known or not (shown-texts.ts): content, refusal, reasoning, thinking
  * blocks' text, tool-call and legacy function-call arguments, an audio
- * answer's transcript (no rule reads the sound itself), annotations.
+ * answer's transcript (no rule reads the sound itself), annotations. The
+ * thinking blocks' texts are read joined as well, as one run of thinking: a
+ * match one block begins and the next ends is a match (chunked moderation
+ * holds blocks back for the same reason).
  */
 export function moderatedTexts(message: AssistantMessage): string[] {
-  return shownTexts(message, []);
+  const out = shownTexts(message, []);
+  const blocks = message.thinking_blocks;
+  if (Array.isArray(blocks) && blocks.length > 1) out.push(shownTexts(blocks, []).join(''));
+  return out;
 }
 
 /** Characters of output across all choices, for a usage estimate when the upstream reported none. */

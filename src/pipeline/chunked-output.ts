@@ -34,8 +34,13 @@ export type PlainModeration =
   | { blocked: true; category: string }
   | { blocked: false; raw: string | undefined; shown: number; seen: number };
 
-/** A window's text: a delta's text member, a legacy function call's arguments, a content list's thinking, or a tool call's arguments (by its index). */
-type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | 'thinking' | number;
+/**
+ * A window's text: a delta's text member, a legacy function call's arguments,
+ * a content list's thinking, the texts of thinking blocks (checked, never
+ * released as text: the blocks themselves are held), or a tool call's
+ * arguments (by its index).
+ */
+type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | 'thinking' | 'thinking_blocks' | number;
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished. Such a chunk is moderated off its text,
@@ -65,6 +70,12 @@ export class ChunkedOutput {
   private readonly listed = new Set<number>();
   /** Choices whose thinking window may hold text: the answer's text, when it begins, releases it first. */
   private readonly thinkingOpen = new Set<number>();
+  /**
+   * Thinking blocks by choice, held until the thinking is over (the choice's
+   * next text, tool call or finish). A signed block cannot be split, so one
+   * sent at once would show the first half of a match that the next block ends.
+   */
+  private readonly heldBlocks = new Map<number, unknown[]>();
 
   constructor(private readonly open: () => ChunkedModerator) {}
 
@@ -100,8 +111,9 @@ export class ChunkedOutput {
     ONE_CONTENT.lastIndex = from;
     const m = ONE_CONTENT.exec(raw);
     if (!m) return undefined;
-    // The first text after a content list's thinking releases that thinking with it, as a list: push does that.
-    if (this.thinkingOpen.size > 0 && this.thinkingOpen.has(Number(m[1]))) return undefined;
+    // The first text after thinking releases that thinking with it (a content list's, held blocks): push does that.
+    const choice = Number(m[1]);
+    if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
     OWN_TAIL.lastIndex = ONE_CONTENT.lastIndex;
     if (!OWN_TAIL.test(raw) || OWN_TAIL.lastIndex !== raw.length) return undefined;
     const quoted = m[2]!;
@@ -109,7 +121,7 @@ export class ChunkedOutput {
     if (text === '') return undefined;
     let released: string;
     try {
-      released = this.step(Number(m[1]), 'content', text);
+      released = this.step(choice, 'content', text);
     } catch (err) {
       if (err instanceof Blocked) return { blocked: true, category: err.category };
       throw err;
@@ -128,14 +140,6 @@ export class ChunkedOutput {
     let w = byChannel.get(channel);
     if (!w) byChannel.set(channel, (w = this.open()));
     return w;
-  }
-
-  /** A text that comes whole, checked in a window of its own: all of it is released, or it is blocked. */
-  private whole(text: string): void {
-    const w = this.open();
-    let s = w.push(text);
-    if (!s.blocked) s = w.finish();
-    if (s.blocked) throw new Blocked(s.category);
   }
 
   /** A text sent as it came, checked joined with what came before it in its place. */
@@ -203,7 +207,15 @@ export class ChunkedOutput {
         else delete out.content;
       }
     }
-    if (d.thinking_blocks != null) for (const text of shownTexts(d.thinking_blocks, [])) this.whole(text);
+    if (d.thinking_blocks != null) {
+      // Checked joined with the blocks before them, and held (heldBlocks).
+      for (const text of shownTexts(d.thinking_blocks, [])) this.step(c.index, 'thinking_blocks', text);
+      const held = this.heldBlocks.get(c.index);
+      const blocks = Array.isArray(d.thinking_blocks) ? d.thinking_blocks : [d.thinking_blocks];
+      if (held) held.push(...blocks);
+      else this.heldBlocks.set(c.index, blocks.slice());
+      delete (out ??= { ...d }).thinking_blocks;
+    }
     walkDelta(this.trails.at(c.index), unread, (t, text) => this.extend(t, text));
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
@@ -220,8 +232,19 @@ export class ChunkedOutput {
       });
       if (calls) (out ??= { ...d }).tool_calls = calls;
     }
+    if (this.heldBlocks.has(c.index) && !c.finish_reason && thinkingOver(d)) (out ??= { ...d }).thinking_blocks = this.releaseBlocks(c.index);
     if (c.finish_reason) out = this.finishChoice(c.index, out ?? d, d);
     return out ?? d;
+  }
+
+  /** A choice's held thinking blocks, once the texts of all of them, joined, are checked to the end. */
+  private releaseBlocks(choice: number): unknown[] | undefined {
+    const held = this.heldBlocks.get(choice);
+    if (!held) return undefined;
+    this.heldBlocks.delete(choice);
+    const s = this.window(choice, 'thinking_blocks').finish();
+    if (s.blocked) throw new Blocked(s.category);
+    return held;
   }
 
   /**
@@ -233,7 +256,7 @@ export class ChunkedOutput {
   end(): ChunkModeration {
     const choices: ChunkChoice[] = [];
     try {
-      for (const index of [...this.windows.keys()]) {
+      for (const index of new Set([...this.windows.keys(), ...this.heldBlocks.keys()])) {
         const none: Delta = {};
         const delta = this.finishChoice(index, none, none);
         if (delta !== none) choices.push({ index, delta, finish_reason: null });
@@ -250,16 +273,19 @@ export class ChunkedOutput {
     this.trails.drop(index);
     const listed = this.listed.delete(index);
     this.thinkingOpen.delete(index);
-    const byChannel = this.windows.get(index);
-    if (!byChannel) return delta;
     let out = delta === original ? { ...delta } : delta;
-    let changed = false;
+    // Blocks whose texts are all unread (a redacted block) were held with no window.
+    const blocks = this.releaseBlocks(index);
+    if (blocks) out.thinking_blocks = blocks;
+    let changed = blocks !== undefined;
+    const byChannel = this.windows.get(index);
+    if (!byChannel) return changed ? out : delta;
     // A content list's thinking goes before its text, as the model wrote them.
     const channels = [...byChannel].sort(([a], [b]) => Number(b === 'thinking') - Number(a === 'thinking'));
     for (const [channel, w] of channels) {
       const s = w.finish();
       if (s.blocked) throw new Blocked(s.category);
-      if (!s.release) continue;
+      if (!s.release || channel === 'thinking_blocks') continue;
       changed = true;
       if (channel === 'function_call') {
         const fc = isObj(out.function_call) ? out.function_call : {};
@@ -282,6 +308,12 @@ export class ChunkedOutput {
     this.windows.delete(index);
     return changed ? out : delta;
   }
+}
+
+/** The delta begins what follows a choice's thinking: its text, a refusal or a call. */
+function thinkingOver(d: Delta): boolean {
+  return (typeof d.content === 'string' && d.content !== '') || (Array.isArray(d.content) && d.content.some((i) => isObj(i) && i.type === 'text'))
+    || (typeof d.refusal === 'string' && d.refusal !== '') || (Array.isArray(d.tool_calls) && d.tool_calls.length > 0) || d.function_call != null;
 }
 
 /** Nothing a reader would see: no role, no text, no tool call, no finish, no logprobs. */
