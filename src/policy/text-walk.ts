@@ -1,7 +1,13 @@
 // Walking a request's texts, shared by the chat and Responses input guards:
 // text parts of a message, and tool-call arguments, which are JSON text and
 // must stay JSON after DLP. Objects are copied only where a text changed,
-// never mutated, so a walk that changes nothing returns its input.
+// never mutated, so a walk that changes nothing returns its input. Keys are
+// texts too: `{"bob@example.com": 1}` would carry an address past a walk of
+// values alone (until 2026-11-29 it did).
+import { GatewayError } from '../errors.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
+import { Char, stringEnd } from '../providers/json-scan.js';
+
 export type MapText = (text: string) => string;
 
 /**
@@ -61,10 +67,11 @@ export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<str
 }
 
 /**
- * JSON values, leaf by leaf: each string, and each number as its text. A
- * number that must be redacted becomes its placeholder string, so the result
- * is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where redacting the
- * raw text would have made it unparseable. Keys are left alone.
+ * JSON values, leaf by leaf: each key and string, and each number as its
+ * text. A number that must be redacted becomes its placeholder string, so the
+ * result is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where
+ * redacting the raw text would have made it unparseable. A redacted key keeps
+ * its member's place.
  */
 export function mapJson(value: unknown, f: MapText): unknown {
   if (typeof value === 'string') return f(value);
@@ -84,11 +91,35 @@ export function mapJson(value: unknown, f: MapText): unknown {
     return out ?? value;
   }
   if (value !== null && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    const keys = Object.keys(o);
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) { const m = mapJson(v, f); if (m !== v) (out ??= { ...value })[k] = m; }
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = o[k];
+      const nk = f(k);
+      const m = mapJson(v, f);
+      if (out === undefined) {
+        if (nk === k && m === v) continue;
+        out = {};
+        for (let j = 0; j < i; j++) own(out, keys[j]!, o[keys[j]!]);
+      }
+      if (Object.hasOwn(out, nk) || (nk !== k && Object.hasOwn(o, nk))) throw keyClash(nk);
+      own(out, nk, m);
+    }
     return out ?? value;
   }
   return value;
+}
+
+/** Sets a member as the object's own, a "__proto__" included, rather than its prototype. */
+function own(o: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+function keyClash(key?: string): GatewayError {
+  const as = key === undefined ? 'a key' : JSON.stringify(key);
+  return new GatewayError('invalid_request', `A key redacted by DLP would become ${as} that its object already has. Rename the key.`);
 }
 
 /**
@@ -108,11 +139,60 @@ export function mapOtherMembers<T extends Record<string, unknown>>(o: T, skip: R
   return out ?? o;
 }
 
-/** Tool-call arguments are JSON text: mapped value by value when they parse, as one text when they do not. */
+/**
+ * Tool-call arguments are JSON text: mapped key by key and value by value when
+ * they parse, as one text when they do not. Mapped in the text, not through a
+ * parse: a number is read as written (an id past 2^53 would be read rounded,
+ * a 19-digit card with it, and sent rounded if anything else changed), and
+ * what is not redacted keeps its bytes.
+ */
 export function mapArguments(args: string, f: MapText): string {
   let parsed: unknown;
   try { parsed = JSON.parse(args); } catch { return f(args); }
   if (parsed === null || typeof parsed !== 'object') return f(args);
-  const mapped = mapJson(parsed, f);
-  return mapped === parsed ? args : JSON.stringify(mapped);
+  return mapJsonText(args, f);
+}
+
+const isNumberChar = (c: number) => (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46 || c === 69 || c === 101;
+
+/** `text`, valid JSON, with each key, string and number literal mapped where it stands, in document order. */
+export function mapJsonText(text: string, f: MapText): string {
+  let out = '';
+  let last = 0;
+  let renamedKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    let end: number;
+    let value: string;
+    if (c === Char.Quote) {
+      end = stringEnd(text, i);
+      value = text.slice(i + 1, end - 1);
+      if (value.includes('\\')) value = JSON.parse(text.slice(i, end)) as string;
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      end = i + 1;
+      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
+      value = text.slice(i, end);
+    } else {
+      continue;
+    }
+    const t = f(value);
+    if (t !== value) {
+      out += text.slice(last, i) + JSON.stringify(t);
+      last = end;
+      if (c === Char.Quote && isKeyEnd(text, end)) renamedKey = true;
+    }
+    i = end - 1;
+  }
+  if (last === 0) return text;
+  out += text.slice(last);
+  // A redacted key that an object already had would leave the key twice, read one way or the other.
+  if (renamedKey && keysReadOneWay(text) && !keysReadOneWay(out)) throw keyClash();
+  return out;
+}
+
+/** Whether the string that ends before `end` is a key: a colon follows it. */
+function isKeyEnd(text: string, end: number): boolean {
+  let j = end;
+  while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9 || text.charCodeAt(j) === 10 || text.charCodeAt(j) === 13)) j++;
+  return text.charCodeAt(j) === Char.Colon;
 }
