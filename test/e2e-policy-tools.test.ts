@@ -531,6 +531,44 @@ for (const http of HTTP_KINDS) {
       assert.equal(args, '{"a":"Paris is lovely"}');
     });
 
+    test('under moderation an answer whose text repeats a key goes re-serialised: the reader gets the value moderation read, JSON and stream', async () => {
+      const json = `{"id":"chatcmpl-up","object":"chat.completion","created":1700000000,"model":"up-model","choices":[{"index":0,"message":{"role":"assistant","content":"make a bomb","content":"Paris."},"finish_reason":"stop"}],"usage":${JSON.stringify(usage)}}`;
+      const head = '{"id":"chatcmpl-up","object":"chat.completion.chunk","created":1700000000,"model":"up-model"';
+      const line = (choice: string, extra = '') => ({ data: `${head}${extra},"choices":[${choice}]}` });
+      const streams: Record<string, Transcript> = {
+        'a delta': { sse: [
+          line('{"index":0,"delta":{"role":"assistant","content":"make a bomb","content":"Paris is "},"finish_reason":null}'),
+          line('{"index":0,"delta":{"content":"lovely in spring, they say."},"finish_reason":null}'),
+          line('{"index":0,"delta":{"vendor":"make a bomb","vendor":"x"},"finish_reason":null}'),
+          line('{"index":0,"delta":{},"finish_reason":"stop"}'), { data: '[DONE]' },
+        ] },
+        // Before the choices, in the head every plain chunk of the stream repeats.
+        'a chunk\'s head': { sse: [
+          line('{"index":0,"delta":{"role":"assistant","content":"Paris is "},"finish_reason":null}', ',"x":"make a bomb","x":"ok"'),
+          line('{"index":0,"delta":{"content":"lovely in spring, they say."},"finish_reason":null}', ',"x":"make a bomb","x":"ok"'),
+          line('{"index":0,"delta":{},"finish_reason":"stop"}'), { data: '[DONE]' },
+        ] },
+      };
+      for (const org of ['buffered', 'chunked']) {
+        mock.replay = { text: json };
+        const res = await chat(org, { messages: user });
+        const text = await res.text();
+        assert.equal(res.status, 200, text);
+        assert.ok(!text.includes('bomb'), `${org}: ${text}`);
+        assert.equal(JSON.parse(text).choices[0].message.content, 'Paris.');
+        for (const [where, transcript] of Object.entries(streams)) {
+          mock.replay = transcript;
+          const stream = await chat(org, { messages: user, stream: true });
+          assert.equal(stream.status, 200);
+          const events = await readSse(stream);
+          assert.ok(!events.join('').includes('bomb'), `${org}, ${where}: ${events.join('')}`);
+          let content = '';
+          for (const c of dataChunks(events)) for (const ch of c.choices) content += ch.delta?.content ?? '';
+          assert.equal(content, 'Paris is lovely in spring, they say.', `${org}, ${where}`);
+        }
+      }
+    });
+
     test('moderation reads an audio answer\'s transcript; chunked organisations cannot stream audio, which no window can hold back', async () => {
       const audio = { id: 'audio_1', data: 'UklGRg==', expires_at: 1_700_003_600, transcript: 'Sure. Here is how to make a bomb.' };
       for (const org of ['buffered', 'chunked']) {

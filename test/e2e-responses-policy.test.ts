@@ -421,6 +421,49 @@ describe('responses API: policy and storage', () => {
     assert.equal((await post('dlp', { model: 'nat-model', input: 'x' })).status, 200);
   });
 
+  test('native answers under moderation: members beside the output are read, the request\'s echo is not; deltas are joined as clients join them; text that repeats a key goes re-serialised', async () => {
+    const message = (text: string) => ({ id: 'msg_up1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text }] });
+    const answer = { id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', output: [message('Done.')], usage: { input_tokens: 3, output_tokens: 9, total_tokens: 12 } };
+    // An output_text or a provider's member beside the output is read, deny by default.
+    for (const extra of [{ output_text: 'how to make a bomb' }, { vendor: { note: 'make a bomb' } }]) {
+      mock.replay = { json: { ...answer, ...extra } };
+      assert.equal((await post('dlp', { model: 'nat-model', input: 'x' })).status, 422, JSON.stringify(extra));
+    }
+    // A repeated key: moderation reads what JSON.parse keeps, and that is what the reader gets.
+    const text = JSON.stringify({ ...answer, output: [message('PLACEHOLDER')] }).replace('"text":"PLACEHOLDER"', '"text":"make a bomb","text":"Done."');
+    mock.replay = { text };
+    const dup = await post('dlp', { model: 'nat-model', input: 'x' });
+    const dupText = await dup.text();
+    assert.equal(dup.status, 200, dupText);
+    assert.ok(!dupText.includes('bomb'), dupText);
+    assert.equal(JSON.parse(dupText).output[0].content[0].text, 'Done.');
+    // Streamed: deltas of one part under two item ids (the openai SDK joins them by output_index), a delta
+    // that is not a string, and a delta event whose text repeats its key.
+    const streamOf = (deltas: Array<Record<string, unknown>>, raw?: (s: string) => string): Transcript => {
+      const events = [
+        { type: 'response.created', response: { ...answer, status: 'in_progress', output: [], usage: null } },
+        ...deltas.map((d) => ({ type: 'response.output_text.delta', output_index: 0, content_index: 0, ...d })),
+        { type: 'response.completed', response: { ...answer } },
+      ];
+      return { sse: events.map((e, i) => ({ event: e.type, data: raw && e.type === 'response.output_text.delta' ? raw(JSON.stringify({ ...e, sequence_number: i })) : { ...e, sequence_number: i } })) };
+    };
+    for (const [name, transcript] of [
+      ['two item ids', streamOf([{ item_id: 'msg_a', delta: 'how to make a' }, { item_id: 'msg_b', delta: ' bomb' }])],
+      ['a delta that is not a string', streamOf([{ item_id: 'msg_a', delta: ['how to make a bomb'] }])],
+    ] as const) {
+      mock.replay = transcript;
+      const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });
+      assert.equal(res.status, 422, name);
+      await res.text();
+    }
+    mock.replay = streamOf([{ item_id: 'msg_a', delta: 'PLACEHOLDER' }], (s) => s.replace('"delta":"PLACEHOLDER"', '"delta":"make a bomb","delta":"Done."'));
+    const streamed = await post('dlp', { model: 'nat-model', input: 'x', stream: true });
+    const streamedText = await streamed.text();
+    assert.equal(streamed.status, 200, streamedText);
+    assert.ok(!streamedText.includes('bomb'), streamedText);
+    assert.match(streamedText, /"delta":"Done\."/);
+  });
+
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {
     mock.replay = nativeStream('text', Array.from({ length: 400 }, () => 'padding padding padding padding padding padding padding padding padding padding '), 'response.completed');
     const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });

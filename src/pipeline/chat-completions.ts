@@ -10,6 +10,7 @@ import { parseChatRequest } from './chat-request.js';
 import { streamChat } from './chat-stream.js';
 import { dryRunBody } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 import { withMembers } from '../providers/json-members.js';
 import { guardChat } from './guard-input.js';
 import type { ChatTexts } from './message-texts.js';
@@ -78,7 +79,8 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (completion.usage == null) own.usage = usage;
   if (wantBlock) own.gateway = gatewayBlock(ctx);
   Object.assign(completion, own);
-  const reply = (text !== undefined ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
+  // Moderation read what JSON.parse kept of a repeated key; the reader's parser may keep the other value (readsOneWay).
+  const reply = (text !== undefined && (mode === 'off' || keysReadOneWay(text)) ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
 }

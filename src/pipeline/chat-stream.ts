@@ -10,6 +10,7 @@ import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type St
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
@@ -103,7 +104,8 @@ class ChatRelay implements BatchSink {
         acc.add(ev.chunk);
       }
       let chunk: ChatChunk | undefined = ev.chunk;
-      let raw = ev.raw;
+      // Under moderation the upstream's text goes out only if it reads one way: moderation read what JSON.parse kept of a repeated key.
+      let raw = ev.raw !== undefined && (moderator || this.buffered) && !keysReadOneWay(ev.raw) ? undefined : ev.raw;
       if (moderator) {
         // The usage chunk (no choices) is a stream's last, by OpenAI's contract: what the windows
         // still hold goes out before it, as a finish reason would have released it. A stream that

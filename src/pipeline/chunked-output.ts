@@ -15,6 +15,7 @@ import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCa
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 import { callIndex, checkIndexes } from './chunk-indexes.js';
 import { appendText, appendThinking, chunkListBytes, clearChunks, type ChunkWindows } from './content-chunks.js';
 import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
@@ -111,6 +112,7 @@ export class ChunkedOutput {
     ONE_CONTENT.lastIndex = from;
     const m = ONE_CONTENT.exec(raw);
     if (!m) return undefined;
+    if (!this.headReadsOneWay(raw, from)) return undefined;
     // The first text after thinking releases that thinking with it (a content list's, held blocks): push does that.
     const choice = Number(m[1]);
     if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
@@ -132,6 +134,22 @@ export class ChunkedOutput {
     if (released === '') return { blocked: false, raw: undefined, shown: 0, seen };
     const start = raw.indexOf(CONTENT_KEY, from) + CONTENT_KEY.length - 1;
     return { blocked: false, raw: raw.slice(0, start) + JSON.stringify(released) + raw.slice(start + quoted.length + 2), shown: Buffer.byteLength(released), seen };
+  }
+
+  /** The last head found to read one way: a stream repeats one head, so it is checked once. */
+  private checkedHead = '';
+
+  /**
+   * Whether a plain chunk's head (its text before the choices) repeats no key:
+   * moderation read what JSON.parse kept, and the chunk goes out as written.
+   * The rest of a plain chunk has one shape, with no key twice that is read.
+   */
+  private headReadsOneWay(raw: string, from: number): boolean {
+    const head = raw.slice(0, from);
+    if (head === this.checkedHead) return true;
+    if (!keysReadOneWay(`${head}]}`)) return false;
+    this.checkedHead = head;
+    return true;
   }
 
   private window(choice: number, channel: Channel): ChunkedModerator {

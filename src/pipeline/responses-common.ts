@@ -115,17 +115,46 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
     const d = ev.data;
     if (typeof d.delta === 'string') {
       if (BYTES_DELTAS.has(ev.name)) continue;
-      // A reasoning summary's parts are numbered by summary_index, a message's by content_index.
-      const key = `${ev.name}/${String(d.item_id ?? d.output_index)}/${String(d.content_index ?? d.summary_index ?? '')}`;
-      joined.set(key, (joined.get(key) ?? '') + d.delta);
+      // A reasoning summary's parts are numbered by summary_index, a message's by content_index. The openai
+      // SDK joins a part's deltas by output_index, a reader keyed on items by item_id: both are read.
+      const part = String(d.content_index ?? d.summary_index ?? '');
+      join(joined, `${ev.name}/o${String(d.output_index)}/${part}`, d.delta);
+      join(joined, `${ev.name}/i${String(d.item_id)}/${part}`, d.delta);
       continue;
     }
+    // A delta that is not a string is no piece a client joins; it is read whole.
+    if (d.delta != null && !BYTES_DELTAS.has(ev.name)) shownTexts(d.delta, texts);
     for (const k of Object.keys(d)) if (!EVENT_OWN.has(k)) shownTexts(d[k], texts);
     if (isObj(d.part)) shownTexts(d.part, texts);
     if (isObj(d.item)) shownTexts(d.item, texts);
-    if (isObj(d.response)) shownTexts(d.response.output, texts);
+    if (isObj(d.response)) responseTexts(d.response, texts);
   }
   return [...new Set([...joined.values(), ...texts])];
+}
+
+function join(joined: Map<string, string>, key: string, piece: string): void {
+  joined.set(key, (joined.get(key) ?? '') + piece);
+}
+
+/**
+ * A response object's members that are not its output: what names, counts or
+ * settles it, and the echo of the request (its instructions, tools, metadata,
+ * text settings), which is the caller's own and would block an answer for
+ * what the caller wrote. Every other member is read with the output, deny by
+ * default: an `output_text`, a provider's member.
+ */
+const RESPONSE_OWN: ReadonlySet<string> = new Set([
+  'id', 'object', 'created_at', 'completed_at', 'status', 'background', 'billing', 'conversation', 'error', 'incomplete_details',
+  'instructions', 'max_output_tokens', 'max_tool_calls', 'metadata', 'model', 'output', 'parallel_tool_calls', 'previous_response_id',
+  'prompt', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning', 'safety_identifier', 'service_tier', 'store', 'temperature',
+  'text', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'truncation', 'usage', 'user',
+]);
+
+/** The texts of a response object a reader is shown: its output, and its members beside it but the request's echo. */
+function responseTexts(response: Json, out: string[]): string[] {
+  shownTexts(response.output, out);
+  for (const k of Object.keys(response)) if (!RESPONSE_OWN.has(k)) shownTexts(response[k], out);
+  return out;
 }
 
 /** Buffered moderation over texts of an output. */
@@ -135,9 +164,9 @@ export async function moderateTexts(svc: Services, org: string, texts: string[])
   if (verdict.blocked) throw new GatewayError('content_blocked', `The output was blocked by moderation (${verdict.category}).`);
 }
 
-/** Buffered moderation over a whole response's output: every text of every item, known kinds or not. */
-export const moderateOutput = (svc: Services, org: string, output: unknown): Promise<void> =>
-  moderateTexts(svc, org, Array.isArray(output) ? shownTexts(output, []) : []);
+/** Buffered moderation over a whole response: every text of every item, known kinds or not, and its members beside them. */
+export const moderateOutput = (svc: Services, org: string, response: Json): Promise<void> =>
+  moderateTexts(svc, org, responseTexts(response, []));
 
 /** A native response's usage in chat terms, for the trace and its cost. */
 export function chatUsageOf(usage: unknown): Usage | undefined {

@@ -12,6 +12,7 @@
 import type { StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
+import { keysReadOneWay } from '../providers/json-keys.js';
 import { withInnerMembers, withMembers } from '../providers/json-members.js';
 import type { NativeBody } from '../providers/openai-compatible/responses.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
@@ -107,11 +108,13 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
   if (!isObj(response) || !Array.isArray(response.output) || typeof response.id !== 'string') throw new GatewayError('upstream_error', 'The upstream returned no response object.');
   // Charged before it is moderated, as chat's (chat-completions.ts).
   const own = settle(ctx, p, response);
-  if (p.mode !== 'off') await moderateOutput(svc, p.org, response.output);
+  if (p.mode !== 'off') await moderateOutput(svc, p.org, response);
   ctx.trace.status_code = 200;
   if (keepSent) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
   await markStoring(svc, p, response);
-  sendJson(res, 200, withMembers(answer.text, own) ?? JSON.stringify(response), ctx.requestId, answer.headers);
+  // Moderation read what JSON.parse kept of a repeated key; the reader's parser may keep the other value.
+  const text = p.mode === 'off' || keysReadOneWay(answer.text) ? answer.text : undefined;
+  sendJson(res, 200, (text === undefined ? undefined : withMembers(text, own)) ?? JSON.stringify(response), ctx.requestId, answer.headers);
   saveResponse(svc, ctx, p, response as ResponseObject, true);
 }
 
@@ -173,7 +176,8 @@ class NativeRelay implements BatchSink {
       if (ev.type !== 'event') continue;
       const d = ev.data;
       if (typeof d.sequence_number === 'number') this.seq = d.sequence_number;
-      let raw = ev.raw;
+      // As for the JSON answer: under moderation, only text that reads one way goes as the upstream wrote it.
+      let raw = p.mode !== 'off' && ev.raw !== undefined && !keysReadOneWay(ev.raw) ? undefined : ev.raw;
       if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
         let own: Json = { model: p.route.entry.id };
         if (TERMINAL.has(ev.name)) {
@@ -191,7 +195,7 @@ class NativeRelay implements BatchSink {
         raw = (raw === undefined ? undefined : withInnerMembers(raw, 'response', own)) ?? JSON.stringify(d);
       }
       const bytes = typeof d.delta === 'string' && TEXT_DELTAS.has(ev.name) ? Buffer.byteLength(d.delta) : 0;
-      out.add(`event: ${ev.name}\ndata: ${raw}\n\n`, bytes);
+      out.add(`event: ${ev.name}\ndata: ${raw ?? JSON.stringify(d)}\n\n`, bytes);
       if (ev.name === 'error' || ev.name === 'response.failed') { ctx.trace.stream_aborted = true; ctx.trace.error_code = 'upstream_error'; }
     }
     return out.endBatch(last);
