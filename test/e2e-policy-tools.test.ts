@@ -11,7 +11,9 @@ import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
 
-const moderation = (mode: 'buffered' | 'chunked') => ({ mode, rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb'] }] });
+const moderation = (mode: 'buffered' | 'chunked') => ({
+  mode, rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb'] }, { name: 'cards', category: 'fraud', pattern: '\\d{16}', max_length: 16 }],
+});
 
 const base = { id: 'chatcmpl-up', object: 'chat.completion', created: 1_700_000_000, model: 'up-model' };
 const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
@@ -566,6 +568,31 @@ for (const http of HTTP_KINDS) {
           for (const c of dataChunks(events)) for (const ch of c.choices) content += ch.delta?.content ?? '';
           assert.equal(content, 'Paris is lovely in spring, they say.', `${org}, ${where}`);
         }
+      }
+    });
+
+    test('moderation reads a number where text belongs, and in any member, JSON and stream, buffered and chunked; numbers are never joined into one run of digits', async () => {
+      const card = 4111111111111111;
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const end = [chunk({}, 'stop'), { data: '[DONE]' }];
+      const pad = 'padding '.repeat(10);
+      for (const org of ['buffered', 'chunked']) {
+        for (const message of [{ content: card }, { content: 'ok', vendor_note: card }]) {
+          mock.replay = completion(message);
+          assert.equal((await chat(org, { messages: user })).status, 422, `${org} ${JSON.stringify(message)}`);
+        }
+        for (const delta of [{ content: card }, { vendor_note: card }]) {
+          mock.replay = { sse: [chunk({ role: 'assistant', content: `card: ${pad}` }), chunk(delta), ...end] };
+          const res = await chat(org, { messages: user, stream: true });
+          const text = await res.text();
+          assert.ok(!text.includes(String(card)), `${org} ${JSON.stringify(delta)}: ${text}`);
+          assert.match(text, /content_blocked/);
+        }
+        // A count sent in every chunk is not a run of digits: the answer goes.
+        mock.replay = { sse: [chunk({ role: 'assistant', content: pad }), ...Array.from({ length: 20 }, () => chunk({ progress: 1, content: 'x' })), ...end] };
+        const ok = await chat(org, { messages: user, stream: true });
+        assert.equal(ok.status, 200, org);
+        assert.doesNotMatch(await ok.text(), /content_blocked/, org);
       }
     });
 

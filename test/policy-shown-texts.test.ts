@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { shownTexts } from '../src/policy/shown-texts.js';
 
-test('every string in document order, but ids, kinds, names, bytes, seals and log probabilities', () => {
+test('every string and number in document order, but ids, kinds, names, bytes, seals, log probabilities and token ids', () => {
   const message = {
     role: 'assistant', content: 'one', refusal: null, reasoning_content: 'two',
     tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send', arguments: 'three' } }],
@@ -12,8 +12,11 @@ test('every string in document order, but ids, kinds, names, bytes, seals and lo
     extra_content: { google: { thought_signature: 'sig2' } },
     logprobs: { content: [{ token: 'x' }] },
     future: { nested: [{ deep: 'six' }, 7, true, ''] },
+    token_ids: [128000, 9906],
   };
-  assert.deepEqual(shownTexts(message, []), ['one', 'two', 'three', 'four', 'five', 'six']);
+  assert.deepEqual(shownTexts(message, []), ['one', 'two', 'three', 'four', 'five', 'six', '7']);
+  // A number where text belongs is shown as its digits.
+  assert.deepEqual(shownTexts({ content: 4111111111111111 }, []), ['4111111111111111']);
 });
 
 test('an answer nested deeper than the call stack goes is read, not a stack overflow', () => {

@@ -139,7 +139,10 @@ export class StreamAccumulator {
 }
 
 /** A trail's text so far, joined with the piece that came. */
-const join = (t: Trail<string>, text: string): void => { t.state = (t.state ?? '') + text; };
+// A number is read apart from the pieces around it: a newline is never inside a match a term makes, nor in a digit run.
+const join = (t: Trail<string>, text: string, alone: boolean): void => {
+  t.state = alone && t.state ? `${t.state}\n${text}` : (t.state ?? '') + text;
+};
 
 /** A delta's members add() reads itself; the rest are folded (its text members joined as TEXT_KEYS says). */
 const DELTA_OWN = new Set(['tool_calls', 'thinking_blocks', 'audio']);

@@ -86,7 +86,7 @@ export class ChunkedOutput {
     const choices: ChunkChoice[] = [];
     try {
       // A chunk with members of its own beside the choices goes out with them, its choices' held text aside.
-      const others = walkTop(this.topTrail, chunk, (t, text) => this.extend(t, text));
+      const others = walkTop(this.topTrail, chunk, (t, text, alone) => this.extend(t, text, alone));
       for (const c of chunk.choices) {
         const delta = this.clearDelta(c);
         if (delta !== c.delta) changed = true;
@@ -160,9 +160,9 @@ export class ChunkedOutput {
     return w;
   }
 
-  /** A text sent as it came, checked joined with what came before it in its place. */
-  private extend(trail: Trail<ChunkedModerator>, text: string): void {
-    const w = (trail.state ??= this.open());
+  /** A text sent as it came, checked joined with what came before it in its place; a number (alone), by itself. */
+  private extend(trail: Trail<ChunkedModerator>, text: string, alone = false): void {
+    const w = alone ? this.open() : (trail.state ??= this.open());
     let s = w.push(text);
     if (!s.blocked) s = w.finish();
     if (s.blocked) throw new Blocked(s.category);
@@ -234,7 +234,7 @@ export class ChunkedOutput {
       else this.heldBlocks.set(c.index, blocks.slice());
       delete (out ??= { ...d }).thinking_blocks;
     }
-    walkDelta(this.trails.at(c.index), unread, (t, text) => this.extend(t, text));
+    walkDelta(this.trails.at(c.index), unread, (t, text, alone) => this.extend(t, text, alone));
     const fc = d.function_call;
     if (isObj(fc) && typeof fc.arguments === 'string' && fc.arguments !== '') {
       const released = this.step(c.index, 'function_call', fc.arguments);

@@ -55,7 +55,12 @@ export class Trail<T> {
   }
 }
 
-type Visit<T> = (trail: Trail<T>, text: string) => void;
+/**
+ * `alone` is a number's text: no client joins numbers as it joins text pieces,
+ * so it is read by itself (joined, a count sent in every chunk would spell a
+ * long run of digits).
+ */
+type Visit<T> = (trail: Trail<T>, text: string, alone: boolean) => void;
 
 /**
  * Calls `visit` with each text of `delta` a reader is shown (shown-texts.ts)
@@ -129,7 +134,11 @@ function walk<T>(root: Trail<T>, value: unknown, visit: Visit<T>): void {
     const at = places.pop()!;
     const v = values.pop();
     if (typeof v === 'string') {
-      if (v) visit(at, v);
+      if (v) visit(at, v, false);
+      continue;
+    }
+    if (typeof v === 'number') {
+      visit(at, String(v), true);
       continue;
     }
     let keys: Array<string | number>;

@@ -11,14 +11,16 @@ export const NOT_SHOWN: ReadonlySet<string> = new Set([
   'output_index', 'content_index', 'summary_index', 'sequence_number', 'created_at', 'expires_at',
   // Bytes and seals: base64 audio or images, a redacted thinking block, a signature, OpenAI's encrypted reasoning.
   'data', 'result', 'signature', 'thought_signature', 'encrypted_content', 'format',
-  // Per-token log probabilities repeat the text they score, token by token.
-  'logprobs',
+  // Per-token log probabilities repeat the text they score, token by token; token ids (vLLM's) only number it.
+  'logprobs', 'token_ids', 'prompt_token_ids',
 ]);
 
 /**
- * Appends to `out` every non-empty string in `value` a reader is shown, in
- * document order. A loop over a stack, not recursion: an upstream's answer
- * may nest deeper than the call stack goes.
+ * Appends to `out` every non-empty string in `value` a reader is shown, and
+ * every number as its text (a content of 4111111111111111 is shown as the
+ * digits; until 2026-11-29 numbers were not read), in document order. A loop
+ * over a stack, not recursion: an upstream's answer may nest deeper than the
+ * call stack goes.
  */
 export function shownTexts(value: unknown, out: string[], skip: ReadonlySet<string> = NOT_SHOWN): string[] {
   const stack: unknown[] = [value];
@@ -26,6 +28,8 @@ export function shownTexts(value: unknown, out: string[], skip: ReadonlySet<stri
     const v = stack.pop();
     if (typeof v === 'string') {
       if (v) out.push(v);
+    } else if (typeof v === 'number') {
+      out.push(String(v));
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
     } else if (v !== null && typeof v === 'object') {
