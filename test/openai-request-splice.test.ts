@@ -159,3 +159,15 @@ describe('keysReadOneWay', () => {
     assert.equal(keysReadOneWay('{"a":'.repeat(depth) + '{"b":1,"b":2}' + '}'.repeat(depth)), false);
   });
 });
+
+test('keysReadOneWay compares a small object\'s keys in place and a large one\'s in a Set: both find a repeat, anywhere', () => {
+  const object = (n: number, extra = '') => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}${extra}}`;
+  for (const n of [3, 16, 17, 40]) {
+    assert.equal(keysReadOneWay(object(n)), true, `${n} keys`);
+    assert.equal(keysReadOneWay(object(n, ',"k0":0')), false, `${n} keys and the first again`);
+    assert.equal(keysReadOneWay(object(n, `,"k${n - 1}":0`)), false, `${n} keys and the last again`);
+    // The same keys in sibling and nested objects are not repeats.
+    assert.equal(keysReadOneWay(`{"a":${object(n)},"b":[${object(n)},${object(n)}]}`), true, `${n} keys, nested`);
+    assert.equal(keysReadOneWay(`{"a":[${object(n)},${object(n, ',"k1":1')}]}`), false, `${n} keys, nested repeat`);
+  }
+});
