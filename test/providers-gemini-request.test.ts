@@ -131,6 +131,26 @@ describe('gemini request: schema conversion', () => {
     // A tree refers to itself: recursion cannot be inlined.
     refuse({ type: 'object', $defs: { Node: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } }, properties: { root: { $ref: '#/$defs/Node' } } },
       `${path}.properties.root.$ref.properties.kids.items.$ref`);
+    // A malformed escape in a reference is the caller's error, not the gateway's.
+    refuse(obj({ a: { $ref: '#/$defs/%ZZ' } }), `${path}.properties.a.$ref`);
+  });
+
+  it('bounds what inlining references may build: definitions that each refer to the next twice would expand to 2^n schemas', () => {
+    const fanOut = (n: number) => {
+      const defs: Record<string, unknown> = {};
+      for (let i = 0; i < n; i++) defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } } };
+      defs[`d${n}`] = { type: 'string' };
+      return { $ref: '#/$defs/d0', $defs: defs };
+    };
+    // Eight levels: 511 schemas, translated.
+    assert.equal(toGeminiSchema(fanOut(8), 'p').properties.a.properties.b.type, 'OBJECT');
+    const started = process.hrtime.bigint();
+    assert.throws(() => toGeminiSchema(fanOut(20), 'p'), (err: any) => err.code === 'invalid_request' && /more than 5000 schemas/.test(err.message));
+    assert.ok(Number(process.hrtime.bigint() - started) < 2e9, 'refused early, not after building the expansion');
+    // Depth alone is bounded too.
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 100; i++) deep = { type: 'array', items: deep };
+    assert.throws(() => toGeminiSchema(deep, 'p'), /nests more than 64 deep/);
   });
 });
 

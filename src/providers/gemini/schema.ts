@@ -27,9 +27,21 @@ const FORMATS: Record<string, readonly string[]> = {
   STRING: ['enum', 'date-time'], NUMBER: ['float', 'double'], INTEGER: ['int32', 'int64'],
 };
 
+/**
+ * Schemas a converted schema may hold, and how deep it may nest. Gemini takes
+ * no references, so each `$ref` is inlined where it stands, and a few hundred
+ * bytes of definitions that refer to one another twice over expand to 2^n
+ * schemas: without a bound, one small request held a core and its memory
+ * until the process died. Real tool schemas use a few hundred at most.
+ */
+const MAX_SCHEMAS = 5000;
+const MAX_DEPTH = 64;
+
 class Converter {
   /** `$ref`s being expanded, innermost last: a ref already on it is recursion. */
   private readonly expanding: string[] = [];
+  private schemas = 0;
+  private depth = 0;
 
   constructor(private readonly root: Json) {}
 
@@ -42,13 +54,30 @@ class Converter {
       this.refuse(path, `only local references to "#/$defs/<name>" can be inlined, not ${JSON.stringify(ref)}.`);
     }
     const [, bag, name] = ref.split('/') as [string, string, string];
-    const target = this.root[bag]?.[decodeURIComponent(name.replace(/~1/g, '/').replace(/~0/g, '~'))];
+    let key: string;
+    try {
+      key = decodeURIComponent(name.replace(/~1/g, '/').replace(/~0/g, '~'));
+    } catch {
+      this.refuse(path, `the reference ${JSON.stringify(ref)} is not a well-formed URI fragment.`);
+    }
+    const target = this.root[bag]?.[key];
     if (!isObj(target)) this.refuse(path, `the reference ${ref} points at nothing.`);
     if (this.expanding.includes(ref)) this.refuse(path, `the reference ${ref} is recursive.`);
     return target;
   }
 
   convert(s: unknown, path: string): Json {
+    if (++this.schemas > MAX_SCHEMAS) this.refuse(path, `the schema, with its references inlined, holds more than ${MAX_SCHEMAS} schemas.`);
+    if (this.depth >= MAX_DEPTH) this.refuse(path, `the schema, with its references inlined, nests more than ${MAX_DEPTH} deep.`);
+    this.depth++;
+    try {
+      return this.convertOne(s, path);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private convertOne(s: unknown, path: string): Json {
     if (!isObj(s) || Array.isArray(s)) this.refuse(path, 'a schema must be an object.');
     if (s.$ref !== undefined) {
       const rest = Object.keys(s).filter((k) => k !== '$ref' && k !== 'description' && !IGNORED.has(k));
