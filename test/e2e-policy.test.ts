@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
+import type { Transcript } from './mocks/mock-server.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { readSse, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
 import { stopTestPostgres } from './helpers/pg.js';
@@ -142,6 +143,32 @@ for (const http of HTTP_KINDS) {
       assert.equal(blocked.status, 400);
       assert.equal(((await blocked.json()) as any).error.code, 'prompt_blocked');
       assert.equal(mock.requests.length, n);
+    });
+
+    test('an upstream answer whose choices or tool calls are not objects is a 502 (or the SSE error event), not a 500, with or without policy, on chat and responses', async () => {
+      const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model' };
+      const chunk = (choice: unknown) => ({ data: { ...base, choices: [choice] } });
+      const bad: Record<string, Transcript> = {
+        'stream, tool_calls [null]': { sse: [chunk({ index: 0, delta: { tool_calls: [null] }, finish_reason: null }), chunk({ index: 0, delta: {}, finish_reason: 'stop' }), { data: '[DONE]' }] },
+        'stream, tool_calls an object': { sse: [chunk({ index: 0, delta: { role: 'assistant', tool_calls: { a: 1 } }, finish_reason: null }), { data: '[DONE]' }] },
+        'stream, a null choice': { sse: [chunk(null), { data: '[DONE]' }] },
+        'stream, a text delta': { sse: [chunk({ index: 0, delta: 'hi', finish_reason: null }), { data: '[DONE]' }] },
+        'JSON, tool_calls an object': { json: { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: { a: 1 } }, finish_reason: 'tool_calls' }] } },
+        'JSON, tool_calls [null]': { json: { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [null] }, finish_reason: 'tool_calls' }] } },
+      };
+      for (const [name, transcript] of Object.entries(bad)) {
+        const stream = name.startsWith('stream');
+        for (const org of ['open', 'buffered']) {
+          for (const path of ['/v1/chat/completions', '/v1/responses']) {
+            mock.replay = transcript;
+            const body = path === '/v1/responses' ? { model: 'up-model', input: 'hi', stream } : { model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream };
+            const res = await post(org, path, body);
+            const text = await res.text();
+            assert.equal(res.status, 502, `${name}, ${org}, ${path}: ${text}`);
+            assert.equal(JSON.parse(text).error.code, 'upstream_error', `${name}, ${org}, ${path}`);
+          }
+        }
+      }
     });
 
     test('dry run shows counts by type, never the values, and calls no upstream', async () => {

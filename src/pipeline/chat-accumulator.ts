@@ -69,7 +69,7 @@ export class StreamAccumulator {
       if (d) {
         const m = choice.message;
         if (this.trails) walkDelta(this.trails.at(c.index), d, join);
-        if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => mergeToolCall(m, t, callIndex(t, i)));
+        if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (isObj(t)) mergeToolCall(m, t, callIndex(t, i)); });
         // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
         if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
         if (isObj(d.audio)) this.foldAudio(c.index, m, d.audio);

@@ -357,7 +357,7 @@ export function disclosedBytes(chunk: ChatChunk): number {
     }
     if (Array.isArray(d.content)) n += chunkListBytes(d.content);
     if (isObj(d.function_call) && typeof d.function_call.arguments === 'string') n += Buffer.byteLength(d.function_call.arguments);
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (typeof t?.function?.arguments === 'string') n += Buffer.byteLength(t.function.arguments);
   }
   return n;
 }

@@ -144,7 +144,7 @@ export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
   }
   if (typeof m.refusal === 'string' && m.refusal) parts.push({ type: 'refusal', refusal: m.refusal });
   if (parts.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content: parts });
-  for (const [i, t] of (m.tool_calls ?? []).entries()) {
+  for (const [i, t] of (Array.isArray(m.tool_calls) ? m.tool_calls : []).entries()) {
     if (!t?.function) continue;
     const item: Item = {
       type: 'function_call', id: ids.next('fc'), call_id: t.id || `call_${ids.hex}_${i}`,

@@ -46,7 +46,7 @@ export class ResponsesEventWriter {
       if (content.text) out += this.text('output_text', content.text);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
       if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
-      for (const t of d.tool_calls ?? []) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
+      if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (t) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
       if (c.finish_reason) this.finish = c.finish_reason;
     }
     return out;

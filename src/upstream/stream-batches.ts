@@ -69,7 +69,7 @@ function eventSize(ev: StreamEvent): number {
       const v = d[k];
       if (typeof v === 'string') n += v.length;
     }
-    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += t.function?.arguments?.length ?? 0;
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += t?.function?.arguments?.length ?? 0;
   }
   return n;
 }

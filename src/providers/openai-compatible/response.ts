@@ -18,8 +18,28 @@ export function chatResponse(body: unknown): ChatCompletion {
   if (!isObj(body) || !Array.isArray(body.choices)) throw new GatewayError('upstream_error', 'The upstream returned no choices.');
   for (const c of body.choices) {
     if (!isObj(c) || !isObj(c.message)) throw new GatewayError('upstream_error', 'The upstream returned a choice without a message.');
+    if (!callsReadable(c.message.tool_calls)) throw new GatewayError('upstream_error', 'The upstream returned tool_calls that are not a list of calls.');
   }
   return body as ChatCompletion;
+}
+
+/**
+ * Whether a message's or a delta's `tool_calls` is absent or a list of
+ * objects: the shape every reader of it assumes (the SDKs, moderation, the
+ * Responses translation), which a `[null]` or an object would break.
+ */
+export function callsReadable(calls: unknown): boolean {
+  return calls == null || (Array.isArray(calls) && calls.every(isObj));
+}
+
+/** Whether a streamed chunk's choices are objects, each with an object delta (or none) and readable tool_calls. */
+export function choicesReadable(choices: unknown[]): boolean {
+  for (const c of choices) {
+    if (!isObj(c)) return false;
+    if (c.delta == null) continue;
+    if (!isObj(c.delta) || !callsReadable(c.delta.tool_calls)) return false;
+  }
+  return true;
 }
 
 // A batch of 100 × 1536 floats is about 2 MB of text: parsing it and writing it

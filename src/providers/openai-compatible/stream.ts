@@ -11,6 +11,7 @@ import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator, Usage } from 
 import { isObj } from '../json-shape.js';
 import { flatCopy } from '../../flat-copy.js';
 import { TailReader } from './chunk-tail.js';
+import { choicesReadable } from './response.js';
 
 /** A chunk whose object is parsed on first read. */
 class PlainChunk {
@@ -76,6 +77,7 @@ export function streamTranslator(): StreamTranslator {
       }
       // A chunk without choices (a bare usage chunk from some servers) is still passed on.
       if (!Array.isArray(chunk.choices)) chunk.choices = [];
+      else if (!choicesReadable(chunk.choices)) return [{ type: 'error', message: 'The upstream sent a stream chunk whose choices, deltas or tool calls are not objects.' }];
       return [{ type: 'chunk', chunk: chunk as ChatChunk, raw: data, head: begins }];
     },
   };
