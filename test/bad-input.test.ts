@@ -192,7 +192,11 @@ for (const http of HTTP_KINDS) {
   // Found by test/fuzz.test.ts: what the HTTP parsers do before sluice's router sees a request.
   describe(`wire-level input is answered by sluice, not by the HTTP library: ${http}`, () => {
     let gw: TestGateway;
-    before(async () => { gw = await startGateway({ http, config: { organizations: [{ id: 'acme', models: ['mock-echo'] }] } }); });
+    let key: string;
+    before(async () => {
+      gw = await startGateway({ http, config: { organizations: [{ id: 'acme', models: ['mock-echo'] }] } });
+      key = await gw.key('acme');
+    });
     after(() => gw.close());
 
     const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
@@ -216,6 +220,39 @@ for (const http of HTTP_KINDS) {
       const r = await rawRequest(gw.url, 'GET', '/healthz', { expect: 'something-else' });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.body, { status: 'ok' });
+    });
+
+    test('a HEAD answered with an error keeps the connection good for the next request on a pooling agent', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const u = new URL(gw.url);
+      const ask = (method: string, path: string) => new Promise<{ status: number; body: string }>((ok, fail) => {
+        const req = httpRequest({ host: u.hostname, port: u.port, method, path, agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => { body += d; });
+          res.on('end', () => ok({ status: res.statusCode!, body }));
+        });
+        req.setTimeout(5_000, () => req.destroy(new Error('no answer')));
+        req.on('error', fail);
+        req.end();
+      });
+      try {
+        for (const [method, path, status] of [['HEAD', '/v1/traces/req_nope', 404], ['HEAD', '/v1/models', 405], ['HEAD', '/v1/nope', 404]] as const) {
+          const head = await ask(method, path);
+          assert.equal(head.status, status, path);
+          assert.equal(head.body, '');
+          const next = await ask('GET', '/v1/models');
+          assert.equal(next.status, 200, `the request after HEAD ${path}`);
+          assert.match(next.body, /"object":"list"/);
+        }
+        // Asked to close, the connection closes at once (it was held open until an idle timeout).
+        const started = Date.now();
+        const r = await rawExchange(gw.url, Buffer.from(`HEAD /v1/traces/req_nope HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`, 'latin1'));
+        assert.equal(statusOf(r.text), 404, r.text);
+        assert.ok(Date.now() - started < 3_000, `closed after ${Date.now() - started} ms`);
+      } finally {
+        agent.destroy();
+      }
     });
 
     test('connection: close then keep-alive on a pooling agent: both answered (uWS closed without saying so: socket hang up)', async () => {

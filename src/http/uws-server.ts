@@ -80,7 +80,11 @@ class UwsResponse implements GatewayResponse {
     this.finished = true;
     this.res.cork(() => {
       this.head(status, headers);
-      if (this.isHead) this.res.endWithoutBody(body === undefined ? 0 : Buffer.byteLength(body), this.closeAfter);
+      // No length for HEAD, and no arguments at all: given a length above zero, uWS leaves the
+      // response waiting for that body, so the connection's next request is never answered; given
+      // only the close flag, it reads the missing length as 2^63. RFC 9110 lets the length go
+      // unsaid, and uWS closes after a request that said `Connection: close` by itself.
+      if (this.isHead) this.res.endWithoutBody();
       else if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
       else this.res.end(body ?? '', this.closeAfter);
     });
