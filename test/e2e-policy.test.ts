@@ -171,6 +171,22 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('an upstream\'s usage that is not finite, or below zero, is charged as 0, not as infinity or a refund', async () => {
+      for (const [counts, stream] of [['"prompt_tokens":1e999,"completion_tokens":-40,"total_tokens":1e999', false], ['"prompt_tokens":-9,"completion_tokens":1e999', true]] as const) {
+        const usage = `{${counts}}`;
+        mock.replay = stream
+          ? { sse: [{ data: `{"id":"c","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}` }, { data: `{"id":"c","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[],"usage":${usage}}` }, { data: '[DONE]' }] }
+          : { text: `{"id":"c","object":"chat.completion","created":1,"model":"up-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":${usage}}` };
+        const res = await post('open', '/v1/chat/completions', { model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream });
+        assert.equal(res.status, 200);
+        await res.text();
+        const trace = await gw.traces.waitFor(res.headers.get('x-request-id')!);
+        assert.equal(trace.prompt_tokens, 0, counts);
+        assert.equal(trace.completion_tokens, 0, counts);
+        assert.ok(Number.isFinite(Number(trace.cost_usd)) && Number(trace.cost_usd) >= 0, `${counts}: ${trace.cost_usd}`);
+      }
+    });
+
     test('dry run shows counts by type, never the values, and calls no upstream', async () => {
       const n = mock.requests.length;
       const res = await chat('buffered', 'mail bob@example.org or carol@example.org', {}, { 'gateway-dry-run': 'true' });

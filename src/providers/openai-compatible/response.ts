@@ -2,12 +2,22 @@ import type { ChatCompletion, EmbeddingVector, EmbeddingsResult, Usage } from '.
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
 
-/** The three counts, read defensively; used where the gateway computes from usage (cost, embeddings). */
+/**
+ * The three counts, read defensively; used where the gateway computes from
+ * usage (cost, limits, the trace). A count that is not a finite number of
+ * tokens at least 0 reads as 0: an upstream's `1e999` made the cost infinite
+ * and the Redis limit update fail, and a negative count would refund a budget.
+ */
 export function readUsage(u: unknown): Usage {
   if (!isObj(u)) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  const prompt = Number(u.prompt_tokens) || 0;
-  const completion = Number(u.completion_tokens) || 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(u.total_tokens) || prompt + completion };
+  const prompt = tokenCount(u.prompt_tokens);
+  const completion = tokenCount(u.completion_tokens);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(u.total_tokens) || prompt + completion };
+}
+
+function tokenCount(v: unknown): number {
+  const n = Number(v);
+  return Number.isFinite(n) && n > 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0;
 }
 
 /**

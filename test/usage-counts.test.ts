@@ -1,0 +1,12 @@
+// Token counts an upstream reports feed cost, limits and the trace: only finite
+// counts of at least zero are taken.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readUsage } from '../src/providers/openai-compatible/response.js';
+
+test('a count that is not a finite number of tokens at least 0 reads as 0', () => {
+  const u = JSON.parse('{"prompt_tokens":1e999,"completion_tokens":-40,"total_tokens":"7"}');
+  assert.deepEqual(readUsage(u), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 7 });
+  assert.deepEqual(readUsage({ prompt_tokens: 12.9, completion_tokens: '3', total_tokens: null }), { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
+  assert.deepEqual(readUsage({ prompt_tokens: NaN, completion_tokens: 2 ** 80 }), { prompt_tokens: 0, completion_tokens: Number.MAX_SAFE_INTEGER, total_tokens: Number.MAX_SAFE_INTEGER });
+});
