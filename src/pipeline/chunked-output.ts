@@ -4,9 +4,10 @@
 // interleaves choices, and parallel tool calls interleave arguments, so one
 // shared window would see text that is never contiguous for the reader). A
 // chunk goes out carrying only what its windows released; a choice's finish
-// reason releases the rest of that choice's windows into the same chunk. A
-// thinking block (Anthropic's signed thinking, which comes whole) is checked
-// whole before the chunk goes. Any other member's texts are sent as they came,
+// reason releases the rest of that choice's windows into the same chunk.
+// Thinking blocks (Anthropic's signed thinking, which comes whole and cannot
+// be split) are checked joined and held until the thinking is over. Any
+// other member's texts are sent as they came, and a number by itself,
 // since a window would split what a client may keep whole, and are checked
 // joined with what came before them in the same place (delta-trails.ts): a
 // match they complete stops the stream before they go. A content that is a
