@@ -145,7 +145,7 @@ for (const http of HTTP_KINDS) {
       assert.equal(mock.requests.length, n);
     });
 
-    test('an upstream answer whose choices or tool calls are not objects is a 502 (or the SSE error event), not a 500, with or without policy, on chat and responses', async () => {
+    test('an upstream answer whose choices or tool calls are not objects is a 502 (or the SSE error event), not a 500, with or without policy, on chat and responses', async (t) => {
       const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model' };
       const chunk = (choice: unknown) => ({ data: { ...base, choices: [choice] } });
       const bad: Record<string, Transcript> = {
@@ -156,6 +156,7 @@ for (const http of HTTP_KINDS) {
         'JSON, tool_calls an object': { json: { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: { a: 1 } }, finish_reason: 'tool_calls' }] } },
         'JSON, tool_calls [null]': { json: { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [null] }, finish_reason: 'tool_calls' }] } },
       };
+      t.after(() => { mock.replay = undefined; });
       for (const [name, transcript] of Object.entries(bad)) {
         const stream = name.startsWith('stream');
         for (const org of ['open', 'buffered']) {
@@ -171,7 +172,8 @@ for (const http of HTTP_KINDS) {
       }
     });
 
-    test('an upstream\'s usage that is not finite, or below zero, is charged as 0, not as infinity or a refund', async () => {
+    test('an upstream\'s usage that is not finite, or below zero, is charged as 0, not as infinity or a refund', async (t) => {
+      t.after(() => { mock.replay = undefined; });
       for (const [counts, stream] of [['"prompt_tokens":1e999,"completion_tokens":-40,"total_tokens":1e999', false], ['"prompt_tokens":-9,"completion_tokens":1e999', true]] as const) {
         const usage = `{${counts}}`;
         mock.replay = stream
@@ -185,6 +187,37 @@ for (const http of HTTP_KINDS) {
         assert.equal(trace.completion_tokens, 0, counts);
         assert.ok(Number.isFinite(Number(trace.cost_usd)) && Number(trace.cost_usd) >= 0, `${counts}: ${trace.cost_usd}`);
       }
+    });
+
+    test('DLP reads what a translator would decode or send: a JSON tool result value by value, a number as JavaScript writes it, a call\'s other members, a part\'s data but its bytes', async () => {
+      const audio = Buffer.from('not text, carol@example.com').toString('base64');
+      const res = await post('buffered', '/v1/chat/completions', {
+        model: 'up-model',
+        messages: [
+          { role: 'user', content: [
+            { type: 'text', text: 'hi', data: 'mail dave@example.com' },
+            { type: 'image_url', image_url: { url: 'data:text/plain;base64,not base64 at all: erin@example.com' } },
+            { type: 'input_audio', input_audio: { data: audio, format: 'wav' } },
+          ] },
+          { role: 'assistant', content: null, audio: { id: 'audio_1', note: 'frank@example.com' },
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"card":4.111111111111111e15}', note: 'gina@example.com' }, extra_content: { google: { thought_signature: 'hank@example.com' } } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: '{"email":"bob\\u0040example.com","ok":true}' },
+        ],
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!;
+      const wire = sent.text;
+      for (const secret of ['dave@', 'erin@', 'frank@', 'gina@', 'hank@', 'bob\\u0040', '4.111111111111111e15']) assert.ok(!wire.includes(secret), `${secret}: ${wire}`);
+      const [user, assistant, tool] = sent.body.messages;
+      assert.match(user.content[0].data, /^mail \[EMAIL_\d\]$/);
+      assert.equal(user.content[2].input_audio.data, audio, 'a recording\'s bytes are not read');
+      // Ids and names are the call's structure: they go as sent.
+      assert.equal(assistant.tool_calls[0].id, 'call_1');
+      assert.equal(assistant.tool_calls[0].function.name, 'lookup');
+      assert.deepEqual(JSON.parse(assistant.tool_calls[0].function.arguments), { card: '[CARD_1]' });
+      assert.equal(assistant.audio.id, 'audio_1');
+      assert.match(JSON.parse(tool.content).email, /^\[EMAIL_\d\]$/);
+      assert.equal(JSON.parse(tool.content).ok, true);
     });
 
     test('dry run shows counts by type, never the values, and calls no upstream', async () => {

@@ -3,9 +3,10 @@
 // refusal parts), `name`, an assistant's `refusal`, `reasoning_content` and
 // `thinking_blocks` (all go back upstream in a multi-turn conversation; a
 // redacted thinking block no longer matches its signature, and Anthropic
-// refuses it, which is the point), the arguments of the tool calls an
-// assistant turn made (tool results are `tool` messages, so their content is
-// covered as content), and every string in a member sluice does not know:
+// refuses it, which is the point), the tool calls an assistant turn made
+// (their arguments, and every member but their ids and names), tool results
+// (`tool` messages, whose content is read as JSON where it is, since a
+// translator may decode it), and every string in a member sluice does not know:
 // an OpenAI-compatible upstream is sent the caller's members as they are, so
 // a message's unknown member, `prediction`, `metadata`, `user` or a field
 // nobody has invented yet would otherwise carry text past the policy. Only
@@ -15,18 +16,35 @@
 // replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { isObj } from '../responses/types.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
 const chatPartKey = (p: Record<string, unknown>): string | undefined => (p.type === 'text' ? 'text' : p.type === 'refusal' ? 'refusal' : undefined);
 
+/** A call's members that name or number it (the tool's name must match its definition, the id its result), and its arguments, read apart. */
+const CALL_READ: ReadonlySet<string> = new Set(['id', 'type', 'index', 'function']);
+const FUNCTION_READ: ReadonlySet<string> = new Set(['name', 'arguments']);
+/** An earlier audio answer's reference: its id is all the upstream needs. */
+const AUDIO_READ: ReadonlySet<string> = new Set(['id']);
+
+/** A call's arguments as JSON text, and every other member but its names and ids (a vendor's `extra_content`, say). */
+function mapFunction<T extends Record<string, unknown>>(fn: T, f: MapText): T {
+  let out = fn;
+  if (typeof fn.arguments === 'string') {
+    const t = mapArguments(fn.arguments, f);
+    if (t !== fn.arguments) out = { ...fn, arguments: t };
+  }
+  return mapOtherMembers(out, FUNCTION_READ, f);
+}
+
 function mapToolCalls(calls: ToolCall[], f: MapText): ToolCall[] {
   let out: ToolCall[] | undefined;
   for (let i = 0; i < calls.length; i++) {
-    const c = calls[i]!;
-    const args = c?.function?.arguments;
-    if (typeof args !== 'string') continue;
-    const t = mapArguments(args, f);
-    if (t !== args) (out ??= calls.slice())[i] = { ...c, function: { ...c.function, arguments: t } };
+    const c = calls[i];
+    if (!isObj(c)) continue;
+    const fn = isObj(c.function) ? mapFunction(c.function, f) : c.function;
+    const call = mapOtherMembers(fn === c.function ? c : { ...c, function: fn }, CALL_READ, f);
+    if (call !== c) (out ??= calls.slice())[i] = call;
   }
   return out ?? calls;
 }
@@ -34,7 +52,7 @@ function mapToolCalls(calls: ToolCall[], f: MapText): ToolCall[] {
 /** Plain string fields of a message that reach the upstream besides its content. */
 const STRING_FIELDS = ['name', 'refusal', 'reasoning_content'] as const;
 
-/** A message's members read above, or holding no caller text (ids, the role, an earlier audio answer's reference). */
+/** A message's members read above, or holding no caller text (the role, the id of the call a tool result answers). */
 const MESSAGE_READ: ReadonlySet<string> = new Set(['role', 'content', ...STRING_FIELDS, 'tool_calls', 'function_call', 'tool_call_id', 'audio']);
 
 /**
@@ -52,7 +70,9 @@ const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
 function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   let out: ChatMessage | undefined;
   if (typeof m.content === 'string') {
-    const t = f(m.content);
+    // A tool's result is often JSON, which a translator may decode (Gemini sends it as an object):
+    // read value by value, escapes decoded, as call arguments are, or an escaped address would pass.
+    const t = m.role === 'tool' || m.role === 'function' ? mapArguments(m.content, f) : f(m.content);
     if (t !== m.content) out = { ...m, content: t };
   } else if (Array.isArray(m.content)) {
     const parts = mapTextParts(m.content, chatPartKey, f, true) as ContentPart[];
@@ -69,10 +89,14 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
     if (calls !== m.tool_calls) out = { ...(out ?? m), tool_calls: calls };
   }
   // The deprecated single function_call of older clients.
-  const fc = m.function_call as { arguments?: unknown } | undefined;
-  if (fc && typeof fc.arguments === 'string') {
-    const t = mapArguments(fc.arguments, f);
-    if (t !== fc.arguments) out = { ...(out ?? m), function_call: { ...fc, arguments: t } };
+  const fc = m.function_call;
+  if (isObj(fc)) {
+    const t = mapFunction(fc, f);
+    if (t !== fc) out = { ...(out ?? m), function_call: t };
+  }
+  if (isObj(m.audio)) {
+    const t = mapOtherMembers(m.audio, AUDIO_READ, f);
+    if (t !== m.audio) out = { ...(out ?? m), audio: t };
   }
   // thinking_blocks and anything else: every string in it. A signature or a redacted block's
   // ciphertext is as much the caller's to fill as the thinking text is.

@@ -12,18 +12,23 @@ export type MapText = (text: string) => string;
 
 /**
  * Members that hold a file's or a recording's bytes in base64 (`file_data`,
- * `input_audio.data`), and base64 data: URLs: no detector reads text in them,
- * and they run to megabytes. Every other string of a part is the caller's
- * text, a URL's query and a `data:text/plain,` URL included.
+ * in a part or its `file`; `data` in an `input_audio`), and base64 data:
+ * URLs: no detector reads text in them, and they run to megabytes. Every
+ * other string of a part is the caller's text, a URL's query, a
+ * `data:text/plain,` URL and a `data` member anywhere else included (until
+ * 2026-11-29 any part's `data` was skipped, and any string that began like a
+ * base64 URL, whatever followed).
  */
-const BINARY_KEYS: ReadonlySet<string> = new Set(['file_data', 'data']);
-const BASE64_URL = /^data:[^,]*;base64,/;
+const FILE_BYTES: ReadonlySet<string> = new Set(['file_data']);
+const AUDIO_BYTES: ReadonlySet<string> = new Set(['data', 'file_data']);
+/** A data: URL whose payload is base64 through to its end: a text after a base64 prefix is read. */
+const BASE64_URL = /^data:[^,]*;base64,[A-Za-z0-9+/=\s]*$/;
 
-/** The part members left out of the whole walk: its type, and the text key read first. */
+/** The part members left out of the whole walk: its type, the text key read first, and a file's bytes. */
 const PART_SKIP = new Map<string | undefined, ReadonlySet<string>>();
 function partSkip(key: string | undefined): ReadonlySet<string> {
   let skip = PART_SKIP.get(key);
-  if (!skip) PART_SKIP.set(key, skip = new Set(key === undefined ? ['type', ...BINARY_KEYS] : ['type', key, ...BINARY_KEYS]));
+  if (!skip) PART_SKIP.set(key, skip = new Set(key === undefined ? ['type', ...FILE_BYTES] : ['type', key, ...FILE_BYTES]));
   return skip;
 }
 
@@ -36,7 +41,7 @@ function mapPartMembers(part: Record<string, unknown>, key: string | undefined, 
     if (skip.has(k)) continue;
     const v = part[k];
     // An image_url, a file or an input_audio object: its own bytes are skipped too.
-    const t = v !== null && typeof v === 'object' && !Array.isArray(v) ? mapOtherMembers(v as Record<string, unknown>, BINARY_KEYS, g) : mapJson(v, g);
+    const t = v !== null && typeof v === 'object' && !Array.isArray(v) ? mapOtherMembers(v as Record<string, unknown>, k === 'input_audio' ? AUDIO_BYTES : FILE_BYTES, g) : mapJson(v, g);
     if (t !== v) (out ??= { ...part })[k] = t;
   }
   return out ?? part;
@@ -172,6 +177,19 @@ export function mapJsonText(text: string, f: MapText): string {
       end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       value = text.slice(i, end);
+      // A translator that parses the arguments (Anthropic's, Gemini's) sends the number as
+      // JavaScript writes it: 4.111111111111111e15 goes as 4111111111111111. Both are read.
+      const written = String(Number(value));
+      if (written !== value) {
+        const a = f(value);
+        const b = f(written);
+        if (a !== value || b !== written) {
+          out += text.slice(last, i) + JSON.stringify(a !== value ? a : b);
+          last = end;
+        }
+        i = end - 1;
+        continue;
+      }
     } else {
       continue;
     }

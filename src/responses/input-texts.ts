@@ -69,7 +69,9 @@ function mapRead(item: Item, f: MapText, whole: boolean): Item {
       return a === item.arguments ? item : { ...item, arguments: a };
     }
     case 'function_call_output': {
-      const o = mapContent(item.output, f, whole);
+      // For a policy, a tool's JSON result is read value by value, escapes decoded, as chat's tool
+      // messages are (message-texts.ts): a translator may decode it (Gemini sends it as an object).
+      const o = whole && typeof item.output === 'string' ? mapArguments(item.output, f) : mapContent(item.output, f, whole);
       return o === item.output ? item : { ...item, output: o };
     }
     case 'reasoning': {
