@@ -91,6 +91,26 @@ describe('rate limits and budgets, in process', () => {
     assert.ok(Math.abs(tokens.remaining - (1_000 - used)) <= 10, `${JSON.stringify(tokens)} after using ${used}`);
   });
 
+  test('tokens per minute: the estimate counts a prompt carried in tools, an earlier turn\'s call arguments or a part of another kind', async () => {
+    const big = 'word '.repeat(1_000); // about 1250 tokens
+    const bodies: Record<string, object> = {
+      tools: { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', description: big, parameters: { type: 'object' } } }] },
+      'call arguments': { messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: JSON.stringify({ q: big }) } }] },
+        { role: 'tool', tool_call_id: 'c', content: 'ok' },
+      ] },
+      // Two images: 765 tokens each, as a provider bills them, whatever their URL's length.
+      'media parts': { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'image_url', image_url: { url: 'https://example.com/b.png' } }] }] },
+    };
+    for (const [name, body] of Object.entries(bodies)) {
+      const k = await newKey({ tpm: 1_000 });
+      const r = await call(gw.url, k.key, 'POST', '/v1/chat/completions', { model: 'cheap', ...body });
+      assert.equal(r.status, 429, `${name}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.code, 'rate_limited', name);
+    }
+  });
+
   test('our headers replace the upstream\'s of the kind we limit; the upstream\'s others pass', async () => {
     const k = await newKey({ rpm: 50 });
     mock.replay = {

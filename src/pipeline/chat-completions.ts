@@ -4,7 +4,7 @@
 import type { ChatRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse } from '../http/types.js';
-import { estimatePromptTokens } from '../routing/token-estimate.js';
+import { definitionChars, estimatePromptTokens } from '../routing/token-estimate.js';
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
 import { parseChatRequest } from './chat-request.js';
 import { streamChat } from './chat-stream.js';
@@ -31,7 +31,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   ctx.trace.requested_model = chat.model;
   ctx.trace.streamed = chat.stream;
 
-  const promptTokens = estimatePromptTokens(chat.messages);
+  const promptTokens = estimatePromptTokens(chat.messages, definitionChars(chat.raw));
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const routed = admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
   const route = routed instanceof Promise ? await routed : routed;

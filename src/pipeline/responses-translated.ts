@@ -13,7 +13,7 @@ import { toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type StreamOutcome } from '../upstream/stream-batches.js';
-import { estimatePromptTokens } from '../routing/token-estimate.js';
+import { definitionChars, estimatePromptTokens } from '../routing/token-estimate.js';
 import { archivesPayloads, dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -49,7 +49,7 @@ function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; id
 
 export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void | typeof HANDED_OFF> {
   const chat = await chatRequestFor(svc, p);
-  const promptTokens = estimatePromptTokens(chat.messages);
+  const promptTokens = estimatePromptTokens(chat.messages, definitionChars(chat.raw));
   if (chat.stream) return translatedStream(svc, ctx, res, p, chat, promptTokens);
   const { completion, sent, headers } = await dispatchChat(svc, ctx, p.route, chat, res.signal);
   // Charged before it is moderated, as chat's (chat-completions.ts).

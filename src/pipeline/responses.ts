@@ -15,6 +15,7 @@ import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
 import { chainItems } from './responses-conversation.js';
+import { definitionChars, mediaChars } from '../routing/token-estimate.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
@@ -38,7 +39,9 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const history = chain ? chainItems(chain) : [];
   const counted = [...texts, ...collectInputTexts({ instructions: undefined, items: history })];
   // The same estimate as chat's: about four characters a token, plus framing per item.
-  const promptTokens = Math.ceil(counted.reduce((n, t) => n + t.length, 0) / 4) + 4 * (r.input.length + history.length) + 2;
+  // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
+  const extra = definitionChars(r.raw) + mediaChars(r.input) + mediaChars(history);
+  const promptTokens = Math.ceil((counted.reduce((n, t) => n + t.length, 0) + extra) / 4) + 4 * (r.input.length + history.length) + 2;
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 

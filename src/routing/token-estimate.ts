@@ -14,10 +14,72 @@ export function textOf(content: ChatMessage['content']): string {
   return s;
 }
 
-export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
-  let chars = 0;
-  for (const m of messages) chars += textOf(m.content).length;
+/**
+ * What an image or any other media part stands for, in characters: 765
+ * tokens, a 1024-pixel image at high detail. Providers bill media by its size,
+ * not by the length of its URL or bytes, so neither is counted.
+ */
+const MEDIA_CHARS = 765 * 4;
+
+/** Characters of a content: its text, its text parts, and a fixed share per media part. */
+function contentChars(content: unknown): number {
+  if (typeof content === 'string') return content.length;
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const part of content) {
+    if (part === null || typeof part !== 'object') continue;
+    const p = part as Record<string, unknown>;
+    if (typeof p.text === 'string') n += p.text.length;
+    else if (typeof p.refusal === 'string') n += p.refusal.length;
+    else n += MEDIA_CHARS;
+  }
+  return n;
+}
+
+const strLength = (v: unknown): number => (typeof v === 'string' ? v.length : 0);
+
+/** A call's name and arguments: the upstream reads an earlier turn's calls as prompt. */
+function callChars(fn: unknown): number {
+  if (fn === null || typeof fn !== 'object') return 0;
+  const f = fn as Record<string, unknown>;
+  return strLength(f.name) + strLength(f.arguments);
+}
+
+/**
+ * Every message's text the upstream reads as prompt (content, names,
+ * refusals, reasoning, an earlier turn's tool calls), and `extraChars`, the
+ * request's tools and schemas (definitionChars). Until 2026-11-29 only the
+ * content's text was counted, so a prompt carried in tools, call arguments or
+ * a part of another kind passed a tpm limit many times over.
+ */
+export function estimatePromptTokens(messages: readonly ChatMessage[], extraChars = 0): number {
+  let chars = extraChars;
+  for (const m of messages) {
+    chars += contentChars(m.content) + strLength(m.name) + strLength(m.refusal) + strLength(m.reasoning_content);
+    if (Array.isArray(m.tool_calls)) for (const t of m.tool_calls) chars += callChars(t?.function);
+    if (m.function_call !== undefined) chars += callChars(m.function_call);
+  }
   return Math.ceil(chars / 4) + PER_MESSAGE * messages.length + 2;
+}
+
+/** Characters of a request's tools and schemas (chat's or the Responses API's), which the upstream reads as prompt, as their JSON. */
+export function definitionChars(raw: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const key of ['tools', 'functions', 'response_format', 'text']) {
+    const v = raw[key];
+    if (v !== undefined && v !== null) n += JSON.stringify(v).length;
+  }
+  return n;
+}
+
+/** Characters the media parts of Responses input items stand for (their texts are counted as texts). */
+export function mediaChars(items: readonly unknown[]): number {
+  let n = 0;
+  for (const it of items) {
+    const content = it !== null && typeof it === 'object' ? (it as Record<string, unknown>).content : undefined;
+    if (Array.isArray(content)) n += contentChars(content.filter((p) => p === null || typeof p !== 'object' || typeof (p as Record<string, unknown>).text !== 'string'));
+  }
+  return n;
 }
 
 export const estimateTextTokens = (text: string): number => Math.ceil(text.length / 4);
