@@ -104,6 +104,21 @@ describe('limits across two instances sharing Redis', { skip }, () => {
     assert.equal(await chat(b, k.key), 429, 'seeded from the traces at start');
   });
 
+  test('a Redis flushed under running instances is re-seeded within a poll or two: a flush does not reset spend', async () => {
+    const k = await limitedKey({ budget_usd: { amount: 0.0000001, period: 'day' } });
+    assert.equal(await chat(a, k.key), 200);
+    await within(3_000, async () => (await pool.query('SELECT 1 FROM traces WHERE api_key_id = $1', [k.id])).rowCount === 1);
+    await within(2_000, async () => (await chat(b, k.key)) === 429);
+    // The connection stays up through a FLUSHALL: no reconnect says the counters are gone.
+    const probe = new Redis(redis.url);
+    await probe.flushall();
+    probe.disconnect();
+    // Both instances look for the seeded mark at every poll; give them a few, then not one request may pass.
+    await new Promise((ok) => setTimeout(ok, POLL_MS * 5));
+    assert.equal(await chat(b, k.key), 429, 'B: spend re-seeded after the flush');
+    assert.equal(await chat(a, k.key), 429, 'A: spend re-seeded after the flush');
+  });
+
   const PROMPT = 'word '.repeat(200);
   /** One request's real tokens and cost, through a key with no limits: the same body costs the same every time. */
   const measure = async (): Promise<{ tokens: number; cost: number }> => {

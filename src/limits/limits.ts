@@ -2,7 +2,9 @@
 // from the config; key limits from Postgres, polled like routing rules, so a
 // request reads only Maps. Budget counters are seeded from the traces' spend
 // in the current period at start, when a key gains a budget, and when Redis
-// comes back (it may have lost them), so a restart never resets spend. While
+// comes back (it may have lost them), or is found to have lost them without
+// going away (a FLUSHALL, an eviction: the seeded marker is gone), so neither
+// a restart nor a flush resets spend. While
 // the shared store is down they are re-seeded at every poll instead: each
 // instance then decides in process, and the traces are the only way it learns
 // what the other instances spent.
@@ -23,6 +25,11 @@ export interface LimitsOptions {
   onError(err: unknown): void;
   /** True while the shared store is unreachable and the in-process one decides. */
   degraded?: () => boolean;
+  /**
+   * The shared store's mark that its budget counters were seeded: a flushed or
+   * evicting Redis keeps its connection, so only a missing mark says it lost them.
+   */
+  seeded?: { present(): Promise<boolean>; set(): Promise<void> };
 }
 
 /** Poll reads overlap by this much, so a write committed just after a poll read its clock is not missed. */
@@ -57,10 +64,12 @@ export class Limits {
     this.timer = setInterval(() => {
       void this.refresh();
       if (this.o.degraded?.()) this.catchUp();
+      else if (this.o.seeded && !this.catchingUp) this.o.seeded.present().then((ok) => { if (!ok) this.catchUp(); }, this.o.onError);
     }, this.o.pollMs);
     this.timer.unref();
     await this.poll();
     await this.seed('org', [...this.o.orgSpecs]);
+    await this.mark();
   }
 
   /** Polls now (after this instance wrote a key's limits); concurrent calls share one poll. */
@@ -74,7 +83,12 @@ export class Limits {
     return Promise.all([
       this.seed('org', [...this.o.orgSpecs]),
       this.seed('key', [...this.keys]),
-    ]).then(() => {}, this.o.onError);
+    ]).then(() => this.mark()).catch(this.o.onError);
+  }
+
+  /** Marks the shared store seeded, when it is up: in an outage the in-process counters were seeded, not it. */
+  private async mark(): Promise<void> {
+    if (!this.o.degraded?.()) await this.o.seeded?.set();
   }
 
   /**

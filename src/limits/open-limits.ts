@@ -22,7 +22,12 @@ export async function openLimits(config: Config, pool: pg.Pool, redisUrl: string
   const inProcess = local ?? new LocalStore();
   const store = redis ? new RedisStore(redis, onError, inProcess) : inProcess;
   const degraded = redis ? () => redis.status !== 'ready' : undefined;
-  const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError, degraded });
+  const marker = `${config.redis.key_prefix}spend:seeded`;
+  const seeded = redis && {
+    present: async () => (await redis.exists(marker)) === 1,
+    set: async () => { await redis.set(marker, '1'); },
+  };
+  const limits = new Limits({ pool, store, prefix: config.redis.key_prefix, orgSpecs, pollMs: config.redis.rules_poll_ms, onError, degraded, seeded });
   try {
     await limits.start();
   } catch (err) {
