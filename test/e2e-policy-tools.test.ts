@@ -692,6 +692,28 @@ for (const http of HTTP_KINDS) {
       assert.ok(trace.completion_tokens > 0 && trace.cost_usd > 0, 'blocked before the first byte, still charged what the upstream made');
     });
 
+    test('a caller who leaves a moderated stream before its first byte is traced 499, and charged what the upstream made', async () => {
+      const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
+      for (const org of ['buffered', 'chunked']) {
+        // Pieces shorter than a window, 100 ms apart: neither mode has sent a byte when the caller leaves.
+        mock.replay = { pace_ms: 100, sse: [chunk({ role: 'assistant', content: 'Par' }), ...Array.from({ length: 30 }, () => chunk({ content: 'is ' }))] };
+        const traced = gw.traces.rows.length;
+        const ctl = new AbortController();
+        const pending = fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST', headers: { authorization: `Bearer ${keys[org]}` }, signal: ctl.signal,
+          body: JSON.stringify({ model: 'up-model', messages: user, stream: true }),
+        }).catch((err: unknown) => err);
+        await new Promise((ok) => setTimeout(ok, 350));
+        ctl.abort();
+        await pending;
+        for (let i = 0; i < 100 && gw.traces.rows.length === traced; i++) await new Promise((ok) => setTimeout(ok, 20));
+        const trace = gw.traces.rows.at(-1)!;
+        assert.equal(trace.status_code, 499, `${org}: ${JSON.stringify(trace)}`);
+        assert.equal(trace.error_code, 'client_closed', org);
+        assert.ok(Number(trace.cost_usd) > 0, `${org}: the upstream made output, and is charged (${trace.cost_usd})`);
+      }
+    });
+
     test('chunked moderation refuses streamed logprobs, naming the field, before any upstream call', async () => {
       const n = mock.requests.length;
       // Any value a server might read as true counts, and so does top_logprobs alone.

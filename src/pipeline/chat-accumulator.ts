@@ -54,6 +54,11 @@ export class StreamAccumulator {
     return this.skimmedChars + outputChars(this.completion);
   }
 
+  /** Whether the upstream made anything of the answer: a usage, or output (seen by the caller or not). */
+  get madeOutput(): boolean {
+    return this.usage !== undefined || this.outputChars > 0;
+  }
+
   add(chunk: ChatChunk): void {
     // Moderation must join pieces where clients will (chunk-indexes.ts).
     if (this.trails) checkIndexes(chunk);

@@ -152,11 +152,13 @@ class ChatRelay implements BatchSink {
    * A stream cut short after it began (the caller gone, a block, an upstream
    * failure) is charged what the upstream made of it, as the provider bills
    * it: its usage if it sent one, else the estimate of the prompt and the
-   * output seen. A stream that never began is a failed call, whose estimate
-   * goes back (docs/limits.md), unless moderation blocked what it made.
+   * output seen, even if the caller saw none of it (it left while chunked
+   * moderation held the output back). A stream whose upstream made nothing is
+   * a failed call, whose estimate goes back (docs/limits.md), unless
+   * moderation blocked it.
    */
   private chargeSoFar(err?: unknown): void {
-    if (!this.res.started && !isBlock(err)) return;
+    if (!this.res.started && !isBlock(err) && !this.acc.madeOutput) return;
     recordUsage(this.ctx, this.route, this.acc.usage ?? estimateUsage(this.promptTokens, this.acc.outputChars));
   }
 

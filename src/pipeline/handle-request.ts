@@ -118,6 +118,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     try {
       // A handler that returned without replying is a bug; the caller still gets an answer rather than a hung socket.
       if (!res.started && !res.aborted) ctx.trace.status_code = sendError(res, new GatewayError('gateway_error', 'No response was produced.'), ctx.requestId).status;
+      // The caller left before any byte (a stream held back by moderation, say): the trace says so, as the metric does.
+      if (!ctx.trace.status_code && res.aborted) ctx.trace.status_code = 499;
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
       svc.metrics.requestDone(endpoint, ctx.trace.status_code || (res.aborted ? 499 : 200), ctx.elapsedMs() / 1000);
       if (ctx.admission) settleRequest(svc, ctx);

@@ -156,7 +156,7 @@ class TranslatedRelay implements BatchSink {
 
   /** As chat's (chat-stream.ts): a stream cut after it began is charged what the upstream made of it. */
   private chargeSoFar(err?: unknown): void {
-    if (!this.res.started && !isBlock(err)) return;
+    if (!this.res.started && !isBlock(err) && !this.acc.madeOutput) return;
     recordUsage(this.ctx, this.p.route, completionUsage(this.promptTokens, this.acc.completion));
   }
 
