@@ -18,6 +18,8 @@ export interface Prepared {
   instructions: string | undefined;
   /** The stored conversation behind previous_response_id, oldest first, when it was found (the paths check again when not). */
   chain: StoredResponse[] | undefined;
+  /** The chain's items as DLP left them, when it changed any (responses.ts): what is replayed upstream. */
+  history?: Item[] | undefined;
   route: Resolution;
   org: string;
   mode: OutputMode;
@@ -36,6 +38,7 @@ export interface Prepared {
 export function releaseRequest(p: Prepared): void {
   p.req.text = undefined;
   p.chain = undefined;
+  p.history = undefined;
 }
 
 export function storingAllowed(svc: Services, org: string, asked: boolean): boolean {

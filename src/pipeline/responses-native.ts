@@ -61,7 +61,7 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
     if (!row.native || row.provider !== p.route.entry.provider) {
       // A member to remove: the splice only replaces and adds, so this body is re-serialised.
       delete value.previous_response_id;
-      value.input = [...replayable(chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
+      value.input = [...replayable(p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
       text = undefined;
     }
   }

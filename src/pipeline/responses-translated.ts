@@ -29,7 +29,7 @@ import { endStream, isBlock } from './stream-end.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;
-  const history = prev ? chainItems(p.chain ?? await loadChain(svc, p.org, prev)) : [];
+  const history = prev ? p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev)) : [];
   const items = await resolveReferences(svc, p.org, p.items);
   const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
   // Fallbacks to another kind are left to their adapter: Gemini drops thinking blocks as it drops reasoning text.

@@ -30,14 +30,17 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   ctx.trace.requested_model = r.model;
   ctx.trace.streamed = r.stream;
 
-  // The request's other members are walked only for a policy: their strings are neither prompt nor free to walk.
-  const input = { instructions: r.instructions, items: r.input, raw: scansInput(svc, org) ? r.raw : undefined };
-  const texts = collectInputTexts(input);
   // The conversation behind previous_response_id is prompt too (the upstream reads all of it, on either path),
   // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.
   const chain = r.previous_response_id ? await svc.responses.chain(org, r.previous_response_id) : undefined;
   const history = chain ? chainItems(chain) : [];
-  const counted = [...texts, ...collectInputTexts({ instructions: undefined, items: history })];
+  // The request's other members are walked only for a policy: their strings are neither prompt nor free to walk.
+  // A policy reads the conversation it goes upstream with as it reads the input: the model's earlier answers were
+  // moderated, never scanned as input, and a caller sending them back by hand would have them scanned.
+  const scanning = scansInput(svc, org);
+  const input = { instructions: r.instructions, items: scanning ? [...history, ...r.input] : r.input, raw: scanning ? r.raw : undefined };
+  const texts = collectInputTexts(input);
+  const counted = scanning ? texts : [...texts, ...collectInputTexts({ instructions: undefined, items: history })];
   // The same estimate as chat's: about four characters a token, plus framing per item.
   // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
   const extra = definitionChars(r.raw) + mediaChars(r.input) + mediaChars(history);
@@ -46,7 +49,10 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
   const scan = await guardTexts(svc, ctx, texts);
-  const guarded = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+  const replaced = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+  // Unchanged, the input is the caller's own array: the native path splices the caller's text only then.
+  const guarded = replaced === input ? { ...input, items: r.input } : { ...replaced, items: replaced.items.slice(history.length) };
+  const guardedHistory = replaced !== input && history.length > 0 ? replaced.items.slice(0, history.length) : undefined;
   // A member DLP changed (metadata, user, ...) goes on in every use of the request: sent, echoed and stored.
   // The native path then re-serialises the body rather than splice into the caller's text.
   if (guarded.raw && guarded.raw !== r.raw) {
@@ -71,7 +77,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     if (param) throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param });
   }
   const p: Prepared = {
-    req: r, items: guarded.items, instructions: guarded.instructions, chain, route, org, mode,
+    req: r, items: guarded.items, instructions: guarded.instructions, chain, history: guardedHistory, route, org, mode,
     wantBlock: headerIsTrue(req.headers['gateway-trace']), store: storingAllowed(svc, org, r.store),
   };
   return native ? nativeResponse(svc, ctx, res, p) : translatedResponse(svc, ctx, res, p);
