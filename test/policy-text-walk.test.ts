@@ -30,9 +30,15 @@ test('arguments are mapped in their text: numbers as written, past 2^53 too, and
   const seen: string[] = [];
   const args = '{ "id" : 1234567890123456789 , "card": 4111111111111111110, "to": "a\\u0040example.com", "ok": [true, null, -1.50e+2] }';
   mapArguments(args, (t) => { seen.push(t); return t; });
-  assert.deepEqual(seen, ['id', '1234567890123456789', 'card', '4111111111111111110', 'to', 'a@example.com', 'ok', '-1.50e+2']);
+  // A number JavaScript would write otherwise is read both ways: a translator that parses the arguments sends the second.
+  assert.deepEqual(seen, [
+    'id', '1234567890123456789', '1234567890123456800', 'card', '4111111111111111110', '4111111111111111000',
+    'to', 'a@example.com', 'ok', '-1.50e+2', '-150',
+  ]);
   // Only what changed is rewritten: the id keeps every digit, the spacing stays.
   const card = (t: string) => (t === '4111111111111111110' ? '[CARD_1]' : t);
   assert.equal(mapArguments(args, card), args.replace('4111111111111111110', '"[CARD_1]"'));
   assert.equal(mapArguments(args, (t) => t), args);
+  // Caught as JavaScript writes it: the Anthropic and Gemini translators send 4111111111111111.
+  assert.equal(mapArguments('{"c":4.111111111111111e15}', (t) => (t === '4111111111111111' ? '[CARD_1]' : t)), '{"c":"[CARD_1]"}');
 });
