@@ -10,7 +10,7 @@ import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type St
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
-import { keysReadOneWay } from '../providers/json-keys.js';
+import { OneWayChunks } from './one-way-chunks.js';
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
@@ -66,6 +66,8 @@ class ChatRelay implements BatchSink {
   private readonly skim: boolean;
   private readonly writer: ChunkWriter;
   private readonly out: SseOut;
+  /** Under moderation, whether a chunk's text may go out as written (one-way-chunks.ts). */
+  private readonly oneWay: OneWayChunks | undefined;
 
   constructor(
     svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
@@ -75,6 +77,7 @@ class ChatRelay implements BatchSink {
   ) {
     this.storePayload = archivesPayloads(svc, ctx.key!.organization_id);
     this.skim = !buffered && !moderator && !this.storePayload;
+    if (buffered || moderator) this.oneWay = new OneWayChunks();
     this.writer = new ChunkWriter(ctx.completionId, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
     this.out = new SseOut(res, ctx, upstream.headers);
   }
@@ -105,7 +108,7 @@ class ChatRelay implements BatchSink {
       }
       let chunk: ChatChunk | undefined = ev.chunk;
       // Under moderation the upstream's text goes out only if it reads one way: moderation read what JSON.parse kept of a repeated key.
-      let raw = ev.raw !== undefined && (moderator || this.buffered) && !keysReadOneWay(ev.raw) ? undefined : ev.raw;
+      let raw = ev.raw !== undefined && this.oneWay && !this.oneWay.readsOneWay(ev.raw, (ev.plain ?? ev.head)?.prefix.length) ? undefined : ev.raw;
       if (moderator) {
         // The usage chunk (no choices) is a stream's last, by OpenAI's contract: what the windows
         // still hold goes out before it, as a finish reason would have released it. A stream that

@@ -16,10 +16,10 @@ import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCa
 import type { ChunkedModerator } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
-import { keysReadOneWay } from '../providers/json-keys.js';
 import { callIndex, checkIndexes } from './chunk-indexes.js';
 import { appendText, appendThinking, chunkListBytes, clearChunks, type ChunkWindows } from './content-chunks.js';
 import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
+import { oneContentAt, OneWayChunks } from './one-way-chunks.js';
 
 export type ChunkModeration =
   | { blocked: true; category: string }
@@ -44,19 +44,6 @@ export type PlainModeration =
  */
 type Channel = (typeof TEXT_MEMBERS)[number] | 'function_call' | 'thinking' | 'thinking_blocks' | number;
 
-// The shape nearly every streamed chunk has after its head: one choice whose
-// delta is only content, not finished. Such a chunk is moderated off its text,
-// with only the content string decoded, and goes out as text with at most that
-// string replaced. Anything else is parsed and moderated whole (push).
-const ONE_CONTENT = /\{"index":(\d+),"delta":\{"content":"((?:[^"\\]|\\.)*)"\}(?:,"logprobs":null)?,"finish_reason":null\}\]/y;
-/**
- * What may follow the choices of such a chunk: only members that hold no
- * reader text (OpenAI's null usage and obfuscation padding). Any other member
- * (a search model's citations) has the chunk parsed, so push reads it. Its
- * head needs no check: a plain chunk's head is byte for byte that of a chunk
- * that was parsed and pushed.
- */
-const OWN_TAIL = /(?:,"(?:usage|obfuscation|system_fingerprint|service_tier)":(?:null|"(?:[^"\\]|\\.)*"))*\}/y;
 const CONTENT_KEY = '"content":"';
 
 class Blocked { constructor(readonly category: string) {} }
@@ -110,15 +97,13 @@ export class ChunkedOutput {
    * undefined otherwise, and the caller parses it.
    */
   pushPlain(raw: string, from: number): PlainModeration | undefined {
-    ONE_CONTENT.lastIndex = from;
-    const m = ONE_CONTENT.exec(raw);
-    if (!m) return undefined;
-    if (!this.headReadsOneWay(raw, from)) return undefined;
+    // The one-content shape (one-way-chunks.ts): any other chunk is parsed. Its head is that of a
+    // chunk that was parsed and pushed, and is checked to read one way once per head.
+    const m = oneContentAt(raw, from);
+    if (!m || !this.oneWay.headReadsOneWay(raw, from)) return undefined;
     // The first text after thinking releases that thinking with it (a content list's, held blocks): push does that.
     const choice = Number(m[1]);
     if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
-    OWN_TAIL.lastIndex = ONE_CONTENT.lastIndex;
-    if (!OWN_TAIL.test(raw) || OWN_TAIL.lastIndex !== raw.length) return undefined;
     const quoted = m[2]!;
     const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;
     if (text === '') return undefined;
@@ -137,21 +122,8 @@ export class ChunkedOutput {
     return { blocked: false, raw: raw.slice(0, start) + JSON.stringify(released) + raw.slice(start + quoted.length + 2), shown: Buffer.byteLength(released), seen };
   }
 
-  /** The last head found to read one way: a stream repeats one head, so it is checked once. */
-  private checkedHead = '';
-
-  /**
-   * Whether a plain chunk's head (its text before the choices) repeats no key:
-   * moderation read what JSON.parse kept, and the chunk goes out as written.
-   * The rest of a plain chunk has one shape, with no key twice that is read.
-   */
-  private headReadsOneWay(raw: string, from: number): boolean {
-    const head = raw.slice(0, from);
-    if (head === this.checkedHead) return true;
-    if (!keysReadOneWay(`${head}]}`)) return false;
-    this.checkedHead = head;
-    return true;
-  }
+  /** Whether plain chunks' heads repeat no key, each distinct head checked once. */
+  private readonly oneWay = new OneWayChunks();
 
   private window(choice: number, channel: Channel): ChunkedModerator {
     let byChannel = this.windows.get(choice);
