@@ -7,6 +7,7 @@ import { GatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse } from '../http/types.js';
 import { collectInputTexts, replaceInputTexts } from '../responses/input-texts.js';
 import { parseResponsesRequest } from '../responses/request-parse.js';
+import { asksLogprobs } from './chat-completions.js';
 import { dryRunBody } from './dry-run.js';
 import { guardTexts, scansInput } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
@@ -73,7 +74,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   if (native && scan && r.text !== undefined && !keysReadOneWay(r.text)) r.text = undefined;
   const mode = svc.policy?.outputMode(org) ?? 'off';
   if (mode === 'chunked' && r.stream) {
-    const param = Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs') ? 'include' : r.raw.top_logprobs != null && r.raw.top_logprobs !== 0 ? 'top_logprobs' : undefined;
+    const param = Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs') ? 'include' : asksLogprobs(r.raw);
     if (param) throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param });
   }
   const p: Prepared = {

@@ -6,7 +6,7 @@
 // values alone (until 2026-11-29 it did).
 import { GatewayError } from '../errors.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
-import { Char, stringEnd } from '../providers/json-scan.js';
+import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
 
 export type MapText = (text: string) => string;
 
@@ -209,8 +209,4 @@ export function mapJsonText(text: string, f: MapText): string {
 }
 
 /** Whether the string that ends before `end` is a key: a colon follows it. */
-function isKeyEnd(text: string, end: number): boolean {
-  let j = end;
-  while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9 || text.charCodeAt(j) === 10 || text.charCodeAt(j) === 13)) j++;
-  return text.charCodeAt(j) === Char.Colon;
-}
+const isKeyEnd = (text: string, end: number): boolean => text.charCodeAt(skipSpace(text, end)) === Char.Colon;

@@ -6,7 +6,7 @@
 // it cannot follow makes it give up (the caller re-serialises), never loop.
 // Walked by character code, it costs fewer instructions than JSON.stringify
 // even on a 300-byte body, so bodies of every size are spliced.
-import { Char, hasBackslash, stringEnd } from './json-scan.js';
+import { Char, hasBackslash, stringEnd, isSpace, skipSpace } from './json-scan.js';
 
 /** Value spans [start, end) by key; undefined when a key is escaped or repeated (JSON.parse's last-wins would disagree). */
 export type MemberSpans = Map<string, readonly [number, number]>;
@@ -27,13 +27,6 @@ const STRIDE = 4;
  * thousand keys costs their number, not its square.
  */
 const COMPARED_IN_PLACE = 32;
-
-function isSpace(c: number): boolean { return c === 32 || c === 10 || c === 13 || c === 9; }
-
-function skipSpace(text: string, i: number): number {
-  while (isSpace(text.charCodeAt(i))) i++;
-  return i;
-}
 
 /**
  * `i` is a value's first character; returns the index just past the value, or -1.

@@ -1,6 +1,6 @@
 // What the scanners that read JSON text without parsing it share
 // (json-members.ts, openai-compatible/chunk-tail.ts, gemini/stream.ts): the
-// character codes of JSON's structure, and the step over a string.
+// character codes of JSON's structure, white space, and the step over a string.
 /**
  * JSON's structural characters by code. A const enum, so that tsc writes each
  * use as a number literal: a scanning loop that compared with an imported
@@ -31,6 +31,15 @@ export function stringEnd(text: string, i: number): number {
     if ((slashes & 1) === 0) return q + 1;
     from = q + 1;
   }
+}
+
+/** JSON's white space: space, tab, line feed, carriage return. */
+export function isSpace(c: number): boolean { return c === 32 || c === 10 || c === 13 || c === 9; }
+
+/** The first index from `i` on that is not white space. */
+export function skipSpace(text: string, i: number): number {
+  while (isSpace(text.charCodeAt(i))) i++;
+  return i;
 }
 
 /** Whether s[from, to) holds a backslash: keys are short, so a walk beats a search (which would run on past `to`). */

@@ -10,14 +10,13 @@
 import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
-import { stringEnd } from '../json-scan.js';
+import { isSpace, stringEnd } from '../json-scan.js';
 import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
 import { readUsage } from './usage.js';
 
 // Shared by every call that emits nothing; frozen so that a consumer mutating it fails loudly.
 const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
 
-const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 
 /**
  * The text of a plain mid-stream chunk, cut straight out of the raw JSON, or
