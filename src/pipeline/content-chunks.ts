@@ -36,53 +36,52 @@ function hasOthers(item: Json, taken: string): boolean {
   return false;
 }
 
+/** What one item became: `sent` is the item itself when unchanged, undefined when nothing of it may go yet. */
+interface Cleared { sent: Json | undefined; unread: Json }
+
+/** An item whose `key` text went through `step`, the rest of it kept; the item is left out only when nothing else of it remains. */
+function clearText(item: Json, key: string, text: string, step: (piece: string) => string): Cleared {
+  const unread = { ...item, [key]: undefined };
+  const released = step(text);
+  if (released === text) return { sent: item, unread };
+  return { sent: released || hasOthers(item, key) ? { ...item, [key]: released } : undefined, unread };
+}
+
 export function clearChunks(list: unknown[], w: ChunkWindows): ClearedChunks {
   const sent: unknown[] = [];
   const unread: unknown[] = [];
   let changed = false;
   for (const item of list) {
+    let cleared: Cleared;
     if (isTextItem(item)) {
       const ended = w.endThinking();
       if (ended) { appendThinking(sent, ended); changed = true; }
-      unread.push({ ...item, text: undefined });
-      const released = w.text(item.text);
-      if (released === item.text) { sent.push(item); continue; }
-      changed = true;
-      if (released || hasOthers(item, 'text')) sent.push({ ...item, text: released });
+      cleared = clearText(item, 'text', item.text, w.text);
     } else if (isThinking(item)) {
-      const cleared = clearThinking(item, w);
-      unread.push(cleared.unread);
-      if (cleared.sent === item) { sent.push(item); continue; }
-      changed = true;
-      if (cleared.sent) sent.push(cleared.sent);
+      cleared = clearThinking(item, w);
     } else {
-      sent.push(item);
-      unread.push(item);
+      cleared = { sent: item as Json, unread: item as Json };
     }
+    unread.push(cleared.unread);
+    if (cleared.sent !== item) changed = true;
+    if (cleared.sent) sent.push(cleared.sent);
   }
   if (!changed) return { sent: list, unread };
   return { sent: sent.length > 0 ? sent : undefined, unread };
 }
 
-/** A thinking chunk with its texts through the thinking window: the same object when unchanged, undefined when nothing of it may go yet. */
-function clearThinking(item: Json, w: ChunkWindows): { sent: Json | undefined; unread: Json } {
+/** A thinking chunk with its texts through the thinking window. */
+function clearThinking(item: Json, w: ChunkWindows): Cleared {
   const t = item.thinking;
-  if (typeof t === 'string') {
-    const released = w.thinking(t);
-    const unread = { ...item, thinking: undefined };
-    if (released === t) return { sent: item, unread };
-    return { sent: released || hasOthers(item, 'thinking') ? { ...item, thinking: released } : undefined, unread };
-  }
+  if (typeof t === 'string') return clearText(item, 'thinking', t, w.thinking);
   const inner: unknown[] = [];
   const innerUnread: unknown[] = [];
   let changed = false;
   for (const part of t as unknown[]) {
-    if (!isTextItem(part)) { inner.push(part); innerUnread.push(part); continue; }
-    innerUnread.push({ ...part, text: undefined });
-    const released = w.thinking(part.text);
-    if (released === part.text) { inner.push(part); continue; }
-    changed = true;
-    if (released || hasOthers(part, 'text')) inner.push({ ...part, text: released });
+    const cleared = isTextItem(part) ? clearText(part, 'text', part.text, w.thinking) : { sent: part as Json, unread: part as Json };
+    innerUnread.push(cleared.unread);
+    if (cleared.sent !== part) changed = true;
+    if (cleared.sent) inner.push(cleared.sent);
   }
   const unread = { ...item, thinking: innerUnread };
   if (!changed) return { sent: item, unread };
