@@ -21,18 +21,21 @@ export function textOf(content: ChatMessage['content']): string {
  */
 const MEDIA_CHARS = 765 * 4;
 
+/** A part's text (or refusal) in characters, or the fixed share a media part stands for; 0 for what is no part. */
+function partChars(part: unknown, media: boolean): number {
+  if (part === null || typeof part !== 'object') return 0;
+  const p = part as Record<string, unknown>;
+  if (typeof p.text === 'string') return media ? 0 : p.text.length;
+  if (typeof p.refusal === 'string') return media ? 0 : p.refusal.length;
+  return MEDIA_CHARS;
+}
+
 /** Characters of a content: its text, its text parts, and a fixed share per media part. */
 function contentChars(content: unknown): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content) {
-    if (part === null || typeof part !== 'object') continue;
-    const p = part as Record<string, unknown>;
-    if (typeof p.text === 'string') n += p.text.length;
-    else if (typeof p.refusal === 'string') n += p.refusal.length;
-    else n += MEDIA_CHARS;
-  }
+  for (const part of content) n += partChars(part, false);
   return n;
 }
 
@@ -63,21 +66,23 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], extraChar
 }
 
 /** Characters of a request's tools and schemas (chat's or the Responses API's), which the upstream reads as prompt, as their JSON. */
+const DEFINITIONS = ['tools', 'functions', 'response_format', 'text'] as const;
+
 export function definitionChars(raw: Readonly<Record<string, unknown>>): number {
   let n = 0;
-  for (const key of ['tools', 'functions', 'response_format', 'text']) {
+  for (const key of DEFINITIONS) {
     const v = raw[key];
     if (v !== undefined && v !== null) n += JSON.stringify(v).length;
   }
   return n;
 }
 
-/** Characters the media parts of Responses input items stand for (their texts are counted as texts). */
+/** Characters the media parts of Responses input items stand for (their texts and refusals are counted as texts). */
 export function mediaChars(items: readonly unknown[]): number {
   let n = 0;
   for (const it of items) {
     const content = it !== null && typeof it === 'object' ? (it as Record<string, unknown>).content : undefined;
-    if (Array.isArray(content)) n += contentChars(content.filter((p) => p === null || typeof p !== 'object' || typeof (p as Record<string, unknown>).text !== 'string'));
+    if (Array.isArray(content)) for (const part of content) n += partChars(part, true);
   }
   return n;
 }
