@@ -10,13 +10,13 @@ import { keysReadOneWay } from '../providers/json-keys.js';
 
 // The shape nearly every streamed chunk has after its head: one choice whose
 // delta is only content, not finished.
-export const ONE_CONTENT = /\{"index":(\d+),"delta":\{"content":"((?:[^"\\]|\\.)*)"\}(?:,"logprobs":null)?,"finish_reason":null\}\]/y;
+const ONE_CONTENT = /\{"index":(\d+),"delta":\{"content":"((?:[^"\\]|\\.)*)"\}(?:,"logprobs":null)?,"finish_reason":null\}\]/y;
 /**
  * What may follow the choices of such a chunk: only members that hold no
  * reader text (OpenAI's null usage and obfuscation padding). Any other member
  * (a search model's citations) has the chunk read the long way.
  */
-export const OWN_TAIL = /(?:,"(?:usage|obfuscation|system_fingerprint|service_tier)":(?:null|"(?:[^"\\]|\\.)*"))*\}/y;
+const OWN_TAIL = /(?:,"(?:usage|obfuscation|system_fingerprint|service_tier)":(?:null|"(?:[^"\\]|\\.)*"))*\}/y;
 
 /** Whether the text from `at` on is the one-content shape's choices and tail, to its end. */
 export function oneContentAt(raw: string, at: number): RegExpExecArray | undefined {
