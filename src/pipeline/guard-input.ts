@@ -12,11 +12,15 @@ import { keysReadOneWay } from '../providers/json-keys.js';
 /** True when the caller's organisation has an input policy to apply. */
 export const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
 
-/** Scans `texts`, records the count on the trace, and returns the scan (undefined when no policy engine runs). */
-export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[]): Promise<InputScan | undefined> {
+/**
+ * Scans `texts` (and, joined, each group of them the model reads as one),
+ * records the count on the trace, and returns the scan (undefined when no
+ * policy engine runs).
+ */
+export async function guardTexts(svc: Services, ctx: RequestContext, texts: string[], groups?: number[][]): Promise<InputScan | undefined> {
   const org = ctx.key!.organization_id;
   if (!texts.length || !scansInput(svc, org)) return undefined;
-  const scan = await svc.policy!.scanInput(org, texts);
+  const scan = await svc.policy!.scanInput(org, texts, groups);
   ctx.trace.redactions = scan.redactions;
   return scan;
 }
@@ -40,7 +44,8 @@ export function guardChat(svc: Services, ctx: RequestContext, chat: ChatRequest,
 }
 
 async function scanChat(svc: Services, ctx: RequestContext, chat: ChatRequest, text: string): Promise<Guarded> {
-  const scan = await guardTexts(svc, ctx, collectTexts(chat));
+  const { texts, groups } = collectTexts(chat);
+  const scan = await guardTexts(svc, ctx, texts, groups);
   if (!scan || scan.redactions === 0) return { messages: chat.messages, raw: chat.raw, scan, callerText: keysReadOneWay(text) ? text : undefined };
   return { ...replaceTexts(chat, scan.texts), scan, callerText: undefined };
 }

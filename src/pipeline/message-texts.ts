@@ -15,7 +15,8 @@
 // application writes). One walker serves both directions, so collecting and
 // replacing can never disagree on the order.
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
-import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
+import { mapArguments, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';
 import { isObj } from '../responses/types.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
@@ -72,10 +73,10 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   if (typeof m.content === 'string') {
     // A tool's result is often JSON, which a translator may decode (Gemini sends it as an object):
     // read value by value, escapes decoded, as call arguments are, or an escaped address would pass.
-    const t = m.role === 'tool' || m.role === 'function' ? mapArguments(m.content, f) : f(m.content);
+    const t = isResult(m) ? mapArguments(m.content, f) : f(m.content, true);
     if (t !== m.content) out = { ...m, content: t };
   } else if (Array.isArray(m.content)) {
-    const parts = mapTextParts(m.content, chatPartKey, f, true) as ContentPart[];
+    const parts = (isResult(m) ? mapResultParts : mapTextParts)(m.content, chatPartKey, f, true) as ContentPart[];
     if (parts !== m.content) out = { ...m, content: parts };
   }
   for (const key of STRING_FIELDS) {
@@ -103,11 +104,6 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   return mapOtherMembers(out ?? m, MESSAGE_READ, f);
 }
 
-/** The messages with `f` applied to each text; objects are copied only where a text changed, never mutated. */
-export function mapMessageTexts(messages: readonly ChatMessage[], f: MapText): ChatMessage[] {
-  return messages.map((m) => mapMessage(m, f));
-}
-
 /** The request's own members (not its messages) with `f` applied to every string of those that may hold caller text. */
 function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
   return mapOtherMembers(raw as Record<string, unknown>, REQUEST_SETTINGS, f);
@@ -116,14 +112,32 @@ function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Re
 /** A chat request's texts: its messages', then its own members'. */
 export interface ChatTexts { messages: ChatMessage[]; raw: Record<string, unknown> }
 
-function mapChatTexts(chat: Readonly<ChatTexts>, f: MapText): ChatTexts {
-  return { messages: mapMessageTexts(chat.messages, f), raw: mapRequestTexts(chat.raw, f) };
+/** The request with `f` applied to each text; objects are copied only where a text changed, never mutated. */
+function mapChatTexts(chat: Readonly<ChatTexts>, f: MapText, units?: ReadingUnits): ChatTexts {
+  const messages = chat.messages.map((m) => {
+    units?.enter(turnOf(m), isResult(m) ? 'alone' : 'turn');
+    return mapMessage(m, f);
+  });
+  return { messages, raw: mapRequestTexts(chat.raw, f) };
 }
 
-export function collectTexts(chat: Readonly<ChatTexts>): string[] {
+/** A tool's result: its content is read as JSON, alone, in the user turn it is merged into. */
+const isResult = (m: ChatMessage): boolean => m.role === 'tool' || m.role === 'function';
+
+function turnOf(m: ChatMessage): Turn | undefined {
+  switch (m.role) {
+    case 'system': case 'developer': return 'system';
+    case 'user': case 'tool': case 'function': return 'user';
+    case 'assistant': return 'assistant';
+    default: return undefined;
+  }
+}
+
+export function collectTexts(chat: Readonly<ChatTexts>): CollectedTexts {
   const texts: string[] = [];
-  mapChatTexts(chat, (t) => { texts.push(t); return t; });
-  return texts;
+  const units = new ReadingUnits();
+  mapChatTexts(chat, (t, content) => { units.text(texts.length, content); texts.push(t); return t; }, units);
+  return { texts, groups: units.groups() };
 }
 
 export function replaceTexts(chat: Readonly<ChatTexts>, texts: readonly string[]): ChatTexts {

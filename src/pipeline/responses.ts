@@ -40,8 +40,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // moderated, never scanned as input, and a caller sending them back by hand would have them scanned.
   const scanning = scansInput(svc, org);
   const input = { instructions: r.instructions, items: scanning ? [...history, ...r.input] : r.input, raw: scanning ? r.raw : undefined };
-  const texts = collectInputTexts(input);
-  const counted = scanning ? texts : [...texts, ...collectInputTexts({ instructions: undefined, items: history })];
+  const { texts, groups } = collectInputTexts(input);
+  const counted = scanning ? texts : [...texts, ...collectInputTexts({ instructions: undefined, items: history }).texts];
   // The same estimate as chat's: about four characters a token, plus framing per item.
   // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
   const extra = definitionChars(r.raw) + mediaChars(r.input) + mediaChars(history);
@@ -49,7 +49,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
-  const scan = await guardTexts(svc, ctx, texts);
+  const scan = await guardTexts(svc, ctx, texts, groups);
   const replaced = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
   // Unchanged, the input is the caller's own array: the native path splices the caller's text only then.
   const guarded = replaced === input ? { ...input, items: r.input } : { ...replaced, items: replaced.items.slice(history.length) };

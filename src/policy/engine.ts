@@ -82,11 +82,11 @@ class Engine implements PolicyEngine {
     this.#logger = logger;
   }
 
-  async scanInput(orgId: string, texts: string[]): Promise<InputScan> {
+  async scanInput(orgId: string, texts: string[], groups: number[][] = []): Promise<InputScan> {
     const org = this.#org(orgId);
     let outcome: ScanOutcome;
     if (this.#pool !== undefined && totalLength(texts) >= this.#threshold) {
-      const reply = await this.#pool.scan(org.pool, texts);
+      const reply = await this.#pool.scan(org.pool, texts, groups);
       if (reply.ok) {
         const { changed, redactions, byType } = reply.scan;
         outcome = { blocked: false, scan: { texts: changed.map((t, i) => t ?? texts[i]!), redactions, byType } };
@@ -96,7 +96,7 @@ class Engine implements PolicyEngine {
         throw this.#unavailable(orgId, reply.code === 'policy_failed' ? reply.message : reply.code);
       }
     } else {
-      outcome = this.#inline(orgId, () => scanTexts(org.compiled, texts));
+      outcome = this.#inline(orgId, () => scanTexts(org.compiled, texts, groups));
     }
     if (outcome.blocked) {
       throw new GatewayError('prompt_blocked', `The prompt was blocked by the prompt shield (rule "${outcome.rule}").`);

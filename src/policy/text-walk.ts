@@ -8,7 +8,12 @@ import { GatewayError } from '../errors.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
 
-export type MapText = (text: string) => string;
+/**
+ * What a walk applies to each text. `content` is set for a message's own
+ * text (its content string or a text part), which the model reads joined
+ * with its neighbours' (reading-units.ts); every other text is read alone.
+ */
+export type MapText = (text: string, content?: boolean) => string;
 
 /**
  * Members that hold a file's or a recording's bytes in base64 (`file_data`,
@@ -62,13 +67,52 @@ export function mapTextParts(parts: readonly unknown[], keyOf: (part: Record<str
     const text = key === undefined ? undefined : part[key];
     let mapped = part;
     if (typeof text === 'string') {
-      const t = f(text);
+      const t = f(text, true);
       if (t !== text) mapped = { ...part, [key!]: t };
     }
     if (whole) mapped = mapPartMembers(mapped, typeof text === 'string' ? key : undefined, f);
     if (mapped !== part) (out ??= parts.slice())[i] = mapped;
   }
   return out ?? (parts as unknown[]);
+}
+
+/**
+ * A tool's result in parts. Every translator joins its texts with nothing
+ * between them, and Gemini's decodes the join as JSON, so a join that is a
+ * JSON object or array is read as JSON, value by value with escapes decoded,
+ * as a result in one string is: `bob\u0040example.com` would pass a walk of
+ * the raw text (until 2026-11-29 it did, in one part or split over two). A
+ * redaction leaves the join in the first text part and drops the others.
+ * Any other result is read part by part (`f` marks them content: they are
+ * read as one, reading-units.ts). The parts' other members are walked alike.
+ */
+export function mapResultParts(parts: readonly unknown[], keyOf: (part: Record<string, unknown>) => string | undefined, f: MapText, whole: boolean): unknown[] {
+  const texts: number[] = [];
+  parts.forEach((p, i) => {
+    if (p !== null && typeof p === 'object' && !Array.isArray(p)) {
+      const key = keyOf(p as Record<string, unknown>);
+      if (key !== undefined && typeof (p as Record<string, unknown>)[key] === 'string') texts.push(i);
+    }
+  });
+  const text = (i: number) => { const p = parts[i] as Record<string, unknown>; return p[keyOf(p)!] as string; };
+  const joined = texts.map(text).join('');
+  if (!isJsonContainer(joined)) return mapTextParts(parts, keyOf, f, whole);
+  const mapped = mapJsonText(joined, f);
+  // The texts were read joined above: the walk of the parts leaves them as they are.
+  const out = mapTextParts(parts, keyOf, (t, content) => (content === true ? t : f(t)), whole);
+  if (mapped === joined) return out;
+  const first = texts[0]!;
+  const p = out[first] as Record<string, unknown>;
+  return out.flatMap((q, i) => (i === first ? [{ ...p, [keyOf(p)!]: mapped }] : texts.includes(i) ? [] : [q]));
+}
+
+function isJsonContainer(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object';
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -152,10 +196,7 @@ export function mapOtherMembers<T extends Record<string, unknown>>(o: T, skip: R
  * what is not redacted keeps its bytes.
  */
 export function mapArguments(args: string, f: MapText): string {
-  let parsed: unknown;
-  try { parsed = JSON.parse(args); } catch { return f(args); }
-  if (parsed === null || typeof parsed !== 'object') return f(args);
-  return mapJsonText(args, f);
+  return isJsonContainer(args) ? mapJsonText(args, f) : f(args);
 }
 
 const isNumberChar = (c: number) => (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46 || c === 69 || c === 101;

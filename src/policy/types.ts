@@ -32,8 +32,11 @@ export interface ChunkedModerator {
 export type OutputMode = 'off' | 'buffered' | 'chunked';
 
 export interface PolicyEngine {
-  /** Throws GatewayError('prompt_blocked') on a shield block, GatewayError('policy_unavailable') when scanning failed. */
-  scanInput(orgId: string, texts: string[]): Promise<InputScan>;
+  /**
+   * `groups` lists the texts the model reads as one, by index (reading-units.ts).
+   * Throws GatewayError('prompt_blocked') on a shield block, GatewayError('policy_unavailable') when scanning failed.
+   */
+  scanInput(orgId: string, texts: string[], groups?: number[][]): Promise<InputScan>;
   outputMode(orgId: string): OutputMode;
   moderate(orgId: string, text: string): Promise<OutputVerdict>;
   chunked(orgId: string): ChunkedModerator;

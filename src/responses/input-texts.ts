@@ -9,7 +9,8 @@
 // they are. Only members that hold no caller text are left out. One walker
 // serves both directions, so collecting and replacing can never disagree on
 // the order.
-import { mapArguments, mapOtherMembers, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
+import { mapArguments, mapJson, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';
 import { mapSealedThinking } from './signed-reasoning.js';
 import type { Item, Json } from './types.js';
 
@@ -20,7 +21,7 @@ const responsesPartKey = (p: Record<string, unknown>): string | undefined =>
 
 /** A string or a list of parts (their texts; every other string too when `whole`); anything else is returned as is. */
 function mapContent(content: unknown, f: MapText, whole: boolean): unknown {
-  if (typeof content === 'string') return f(content);
+  if (typeof content === 'string') return f(content, true);
   if (Array.isArray(content)) return mapTextParts(content, responsesPartKey, f, whole);
   return content;
 }
@@ -71,7 +72,9 @@ function mapRead(item: Item, f: MapText, whole: boolean): Item {
     case 'function_call_output': {
       // For a policy, a tool's JSON result is read value by value, escapes decoded, as chat's tool
       // messages are (message-texts.ts): a translator may decode it (Gemini sends it as an object).
-      const o = whole && typeof item.output === 'string' ? mapArguments(item.output, f) : mapContent(item.output, f, whole);
+      const o = !whole ? mapContent(item.output, f, false)
+        : typeof item.output === 'string' ? mapArguments(item.output, f)
+          : Array.isArray(item.output) ? mapResultParts(item.output, responsesPartKey, f, true) : mapJson(item.output, f);
       return o === item.output ? item : { ...item, output: o };
     }
     case 'reasoning': {
@@ -101,17 +104,33 @@ export interface GuardableInput { instructions: string | undefined; items: reado
 export interface GuardedInput { instructions: string | undefined; items: Item[]; raw: Json | undefined }
 
 /** The input with `f` applied to each text; objects are copied only where a text changed, never mutated. */
-export function mapInputTexts(input: GuardableInput, f: MapText): GuardedInput {
-  const instructions = input.instructions === undefined ? undefined : f(input.instructions);
+export function mapInputTexts(input: GuardableInput, f: MapText, units?: ReadingUnits): GuardedInput {
+  units?.enter('system', 'turn');
+  const instructions = input.instructions === undefined ? undefined : f(input.instructions, true);
   const whole = input.raw !== undefined;
-  const items = input.items.map((it) => mapItem(it, f, whole));
+  const items = input.items.map((it) => {
+    units?.enter(turnOf(it), it.type === 'message' ? 'turn' : it.type === 'function_call_output' ? 'alone' : 'none');
+    return mapItem(it, f, whole);
+  });
   return { instructions, items, raw: input.raw && mapOtherMembers(input.raw, REQUEST_SETTINGS, f) };
 }
 
-export function collectInputTexts(input: GuardableInput): string[] {
+/** Whose turn an item is in when the translated path makes it a chat message (items-to-messages.ts). */
+function turnOf(item: Item): Turn | undefined {
+  switch (item.type) {
+    case 'message':
+      return item.role === 'system' || item.role === 'developer' ? 'system' : item.role === 'assistant' ? 'assistant' : item.role === 'user' ? 'user' : undefined;
+    case 'function_call': case 'reasoning': return 'assistant';
+    case 'function_call_output': return 'user';
+    default: return undefined;
+  }
+}
+
+export function collectInputTexts(input: GuardableInput): CollectedTexts {
   const texts: string[] = [];
-  mapInputTexts(input, (t) => { texts.push(t); return t; });
-  return texts;
+  const units = new ReadingUnits();
+  mapInputTexts(input, (t, content) => { units.text(texts.length, content); texts.push(t); return t; }, units);
+  return { texts, groups: units.groups() };
 }
 
 export function replaceInputTexts(input: GuardableInput, texts: readonly string[]): GuardedInput {

@@ -93,8 +93,8 @@ export class PolicyPool {
     this.#maxQueue = opts.maxQueue;
   }
 
-  scan(policy: PoolPolicy, texts: string[]): Promise<ScanReply> {
-    return this.#run((ref) => ({ op: 'scan', policy: ref, texts }), policy) as Promise<ScanReply>;
+  scan(policy: PoolPolicy, texts: string[], groups: number[][] = []): Promise<ScanReply> {
+    return this.#run((ref) => ({ op: 'scan', policy: ref, texts, groups }), policy) as Promise<ScanReply>;
   }
 
   moderate(policy: PoolPolicy, text: string): Promise<ModerateReply> {

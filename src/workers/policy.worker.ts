@@ -25,7 +25,7 @@ export default function run(task: PolicyTask): PolicyReply {
     const policy = policyFor(task);
     if (policy === undefined) return { ok: false, code: 'config_missing' };
     if (task.op === 'moderate') return { ok: true, verdict: moderateText(policy, task.text) };
-    const outcome = scanTexts(policy, task.texts);
+    const outcome = scanTexts(policy, task.texts, task.groups);
     if (outcome.blocked) return { ok: false, code: 'prompt_blocked', rule: outcome.rule };
     const { texts, redactions, byType } = outcome.scan;
     return { ok: true, scan: { changed: texts.map((t, i) => (t === task.texts[i] ? null : t)), redactions, byType } };

@@ -16,7 +16,8 @@ export interface PolicyRef {
 }
 
 export type PolicyTask =
-  | { op: 'scan'; policy: PolicyRef; texts: string[] }
+  /** `groups`: the texts read as one (reading-units.ts), by index. */
+  | { op: 'scan'; policy: PolicyRef; texts: string[]; groups: number[][] }
   | { op: 'moderate'; policy: PolicyRef; text: string };
 
 export type PolicyFailure =
