@@ -692,6 +692,24 @@ for (const http of HTTP_KINDS) {
       assert.ok(trace.completion_tokens > 0 && trace.cost_usd > 0, 'blocked before the first byte, still charged what the upstream made');
     });
 
+    test('chunked moderation keeps a choice\'s windows past its finish reason and a usage chunk: the openai SDK joins what comes after', async () => {
+      const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      const usageChunk = { data: { ...base, object: 'chat.completion.chunk', choices: [], usage } };
+      const lead = chunk({ role: 'assistant', content: 'A long and perfectly harmless answer first. ' });
+      for (const sse of [
+        [lead, chunk({ content: 'how to make a ' }), chunk({}, 'stop'), chunk({ content: 'bomb' }), usageChunk, { data: '[DONE]' }],
+        [lead, chunk({ content: 'how to make a ' }), usageChunk, chunk({ content: 'bomb' }), { data: '[DONE]' }],
+        [lead, chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'send', arguments: '{"q":"make a ' } }] }), chunk({}, 'tool_calls'),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: 'bomb"}' } }] }), { data: '[DONE]' }],
+      ]) {
+        mock.replay = { sse };
+        const res = await chat('chunked', { messages: user, stream: true });
+        const text = await res.text();
+        assert.match(text, /event: error\ndata: .*"code":"content_blocked"/, text);
+        assert.ok(!text.includes('bomb'), text);
+      }
+    });
+
     test('a caller who leaves a moderated stream before its first byte is traced 499, and charged what the upstream made', async () => {
       const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
       for (const org of ['buffered', 'chunked']) {

@@ -259,9 +259,15 @@ export class ChunkedOutput {
     return { blocked: false, chunk: choices.length ? { choices } : undefined, changed: true };
   }
 
-  /** At a choice's finish reason: its windows release what they held, into this chunk. */
+  /**
+   * At a choice's finish reason: its windows release what they held, into this
+   * chunk. They and its trails stay, with what they released as left context:
+   * a client keeps joining a choice's pieces after its finish (the openai SDK
+   * does), so an upstream that sent "make a " then a finish, or a usage chunk
+   * (which releases every window), then "bomb", would otherwise have the
+   * term's halves read in two windows (until 2026-11-29 they were).
+   */
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
-    this.trails.drop(index);
     const listed = this.listed.delete(index);
     this.thinkingOpen.delete(index);
     let out = delta === original ? { ...delta } : delta;
@@ -296,7 +302,6 @@ export class ChunkedOutput {
         out = { ...out, tool_calls: calls };
       }
     }
-    this.windows.delete(index);
     return changed ? out : delta;
   }
 }

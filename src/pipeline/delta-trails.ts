@@ -34,11 +34,6 @@ export class Trail<T> {
     return t;
   }
 
-  /** Forgets a place and all below it (a choice that finished). */
-  drop(key: string | number): void {
-    this.kids?.delete(key);
-  }
-
   /** Every place's state, in the order the places were first seen. A loop over a stack: the tree may be deep. */
   states(): T[] {
     const out: T[] = [];
