@@ -200,6 +200,20 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('moderation reads arguments and content as the application\'s JSON parser does: a term spelled with escapes is blocked, buffered and chunked', async () => {
+      const escaped = '{"q":"how to make a bo\\u006db"}';
+      mock.replay = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search', arguments: escaped } }] });
+      const json = await chat('buffered', { messages: user });
+      assert.equal(json.status, 422);
+      mock.replay = completion({ content: '{"answer":"make a b\\u006fmb"}' });
+      assert.equal((await chat('buffered', { messages: user })).status, 422, 'a structured answer');
+      mock.replay = toolCallStream(['{"q":"how to make a bo\\u00', '6db", "and":"more text after it"}'], 'Let me look that up for you. ');
+      const res = await chat('chunked', { messages: user, stream: true });
+      const text = await res.text();
+      assert.match(text, /event: error\ndata: .*"code":"content_blocked"/, text);
+      assert.ok(!text.includes('make'), `no piece of the match was sent: ${text}`);
+    });
+
     test('buffered moderation blocks a refusal and any one of n choices', async () => {
       mock.replay = completion({ refusal: 'I will not explain how to make a bomb.' });
       assert.equal((await chat('buffered', { messages: user })).status, 422);

@@ -127,6 +127,19 @@ describe('output moderation', () => {
     assert.deepEqual(stream(clean, ['tten sleeps.']), { released: 'tten sleeps.', blocked: undefined }, 'no match: "kitten"');
   });
 
+  it('reads escapes as a JSON parser does, buffered and chunked; the window counts the decoded characters', async () => {
+    const escaped = '{"q":"how to make a bo\\u006db"}';
+    assert.deepEqual(await engine.moderate('buf', escaped), { blocked: true, category: 'violence', rule: 'violence' });
+    assert.deepEqual(await engine.moderate('buf', '{"q":"make a \\"bomb\\" sign"}'), { blocked: false }, 'an escape that reads as something else');
+    for (const pieces of [['{"q":"how to make a bo\\u006d', 'b"}'], ['{"q":"how to make a b', 'o\\u00', '6db"}'], ['{"q":"how to ', 'm\\u0061ke\\u0020a\\u0020b', 'omb"}']]) {
+      const run = stream(engine.chunked('chk'), pieces);
+      assert.equal(run.blocked?.blocked, true, pieces.join(' | '));
+      assert.ok('{"q":"how to '.startsWith(run.released), `released ${run.released}`);
+    }
+    // A backslash that begins no escape, and one cut off at the end, are read as themselves.
+    assert.deepEqual(stream(engine.chunked('chk'), ['C:\\path\\x ', 'ends in \\u00']), { released: 'C:\\path\\x ends in \\u00', blocked: undefined });
+  });
+
   it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {
     const started = performance.now();
     const verdict = await engine.moderate('redos', `${'a'.repeat(100_000)}b`);

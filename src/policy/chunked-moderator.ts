@@ -14,7 +14,14 @@
 //     that is why the window is L and not L - 1;
 //   - finish() scans once more with the edge trusted and releases the rest.
 // Each push scans at most 2L + chunk characters, so a stream costs O(n).
+//
+// Escapes. Text that holds a backslash is read a second time with its
+// escapes decoded, as a JSON parser reads arguments (escaped-view.ts), and L
+// counts the characters of that reading: `bo\u006db` is 4 of them, so the
+// window holds back all 9 of its own (until 2026-11-29 escapes were read as
+// written, and a term spelled with one passed).
 import type { CompiledPolicy, ModerationRule } from './compile.js';
+import { escapedView, viewIndex } from './escaped-view.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
 
 export class WindowedModerator implements ChunkedModerator {
@@ -33,7 +40,7 @@ export class WindowedModerator implements ChunkedModerator {
     this.#held += text;
     const hit = this.#scan(false);
     if (hit !== undefined) return this.#block(hit);
-    let cut = this.#held.length - this.#policy.window;
+    let cut = this.#cut();
     if (cut <= 0) return { blocked: false, release: '' };
     // Never split a surrogate pair: half a character has no UTF-8 encoding.
     if (isHighSurrogate(this.#held.charCodeAt(cut - 1))) cut--;
@@ -59,12 +66,24 @@ export class WindowedModerator implements ChunkedModerator {
     this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
   }
 
+  /** Where the held text's last L characters begin, L counted in its escaped view when it has one. */
+  #cut(): number {
+    const w = this.#policy.window;
+    const view = escapedView(this.#held);
+    if (view === undefined) return this.#held.length - w;
+    return view.text.length <= w ? 0 : view.at[view.text.length - w]!;
+  }
+
   #scan(final: boolean): ModerationRule | undefined {
     const rules = this.#policy.moderation;
     if (rules === undefined || this.#held.length === 0) return undefined;
     const from = this.#context.length;
     const text = this.#context + this.#held;
-    return rules.firstAccepted(text, (_start, end) => end > from && (final || end < text.length));
+    const hit = rules.firstAccepted(text, (_start, end) => end > from && (final || end < text.length));
+    const view = hit === undefined ? escapedView(text) : undefined;
+    if (view === undefined) return hit;
+    const held = viewIndex(view, from);
+    return rules.firstAccepted(view.text, (_start, end) => end > held && (final || end < view.text.length));
   }
 
   #block(hit: ModerationRule): ChunkStep {
