@@ -141,6 +141,28 @@ for (const http of HTTP_KINDS) {
       await assert.rejects(other.responses.retrieve(second.id), (e: any) => e.status === 404);
     });
 
+    test('item_reference is checked against this organisation\'s stored items: its own native item goes as the reference, another organisation\'s is a 404 with no upstream call, a translated item goes whole', async () => {
+      const first = await client.responses.create({ model: 'nat-model', input: 'acme secret 42' });
+      const ref = { type: 'item_reference', id: first.output[0]!.id } as any;
+      assert.doesNotMatch(ref.id, /^msg_[0-9a-f]{32}_\d+$/, 'the upstream\'s own id');
+      await client.responses.create({ model: 'nat-model', input: [ref, { role: 'user', content: 'repeat' }] });
+      assert.deepEqual(mock.requests.at(-1)!.body.input, [ref, { role: 'user', content: 'repeat' }]);
+      const before = mock.requests.length;
+      for (const model of ['nat-model', 'up-model']) {
+        await assert.rejects(other.responses.create({ model, input: [ref, { role: 'user', content: 'repeat' }] }), (e: any) => e.status === 404 && e.param === 'input.0.id', model);
+      }
+      assert.equal(mock.requests.length, before, 'nothing reached the upstream');
+      // An item the translated path made: the upstream never held it, so it goes as the item.
+      const translated = await client.responses.create({ model: 'up-model', input: 'from the chat path' });
+      await client.responses.create({ model: 'nat-model', input: [{ type: 'item_reference', id: translated.output[0]!.id } as any] });
+      assert.deepEqual(mock.requests.at(-1)!.body.input, [
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'from the chat path' }] },
+      ]);
+      // And the translated path reads a native item too.
+      await client.responses.create({ model: 'up-model', input: [ref] });
+      assert.equal(mock.requests.at(-1)!.body.messages[0].role, 'assistant');
+    });
+
     const weather = [{ type: 'function' as const, name: 'get_weather', description: 'Weather in a city', strict: true, parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false } }];
 
     test('function calling: the SDK gets a function_call, and the second turn through previous_response_id chains natively', async () => {

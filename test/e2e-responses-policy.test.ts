@@ -268,6 +268,23 @@ describe('responses API: policy and storage', () => {
     assert.equal(mock.requests.length, n);
   });
 
+  test('an item an item_reference names is scanned as input on both paths, and goes whole when DLP changed it', async (t) => {
+    t.after(() => { mock.replay = undefined; });
+    mock.replay = { json: { id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Write to yan@example.com.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } };
+    const first = await post('dlp', { input: 'who?', store: true });
+    assert.equal(first.status, 200, await first.clone().text());
+    const itemId = ((await first.json()) as any).output[0].id;
+    await settle();
+    mock.replay = undefined;
+    for (const model of ['up-model', 'nat-model']) {
+      const res = await post('dlp', { model, input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'thanks' }] });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!;
+      assert.ok(!sent.text.includes('yan@example.com') && !sent.text.includes('item_reference'), `${model}: ${sent.text}`);
+      assert.match(sent.text, /Write to \[EMAIL_\d\]\./, model);
+    }
+  });
+
   test('a match split across texts the model reads as one is caught on both paths: input_text parts, turns of one role, the instructions and system items', async () => {
     mock.replay = undefined;
     for (const model of ['up-model', 'nat-model']) {

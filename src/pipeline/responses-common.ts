@@ -8,6 +8,7 @@ import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest
 import type { OutputMode } from '../policy/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import type { RequestContext } from './request-context.js';
+import type { ResolvedInput } from './responses-conversation.js';
 import type { Services } from './services.js';
 
 /** A validated, routed and guarded Responses request. */
@@ -20,6 +21,8 @@ export interface Prepared {
   chain: StoredResponse[] | undefined;
   /** The chain's items as DLP left them, when it changed any (responses.ts): what is replayed upstream. */
   history?: Item[] | undefined;
+  /** The input with its item_references resolved, before DLP, and where each came from (responses-conversation.ts). */
+  resolved: ResolvedInput;
   route: Resolution;
   org: string;
   mode: OutputMode;

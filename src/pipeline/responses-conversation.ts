@@ -3,7 +3,6 @@
 // output), and the items an `item_reference` names. These reads are the only
 // database reads on the request path, and happen only when asked for.
 import { GatewayError } from '../errors.js';
-import { responseIdOfItem } from '../responses/chat-to-response.js';
 import type { StoredResponse } from '../responses/store.js';
 import type { Item } from '../responses/types.js';
 import type { Services } from './services.js';
@@ -19,21 +18,34 @@ export async function loadChain(svc: Services, org: string, id: string): Promise
 /** Every item of the conversation, oldest first. */
 export const chainItems = (chain: readonly StoredResponse[]): Item[] => chain.flatMap((r) => [...r.input, ...r.response.output]);
 
-/** The items with every `item_reference` replaced by the stored item it names (this organisation's only). */
-export async function resolveReferences(svc: Services, org: string, items: Item[]): Promise<Item[]> {
-  if (!items.some((it) => it.type === 'item_reference')) return items;
-  const byResponse = new Map<string, Promise<Item[]>>();
+/** The input with every `item_reference` replaced by the stored item it names, and where each came from. */
+export interface ResolvedInput {
+  /** The caller's array itself when it holds no reference. */
+  items: Item[];
+  /** By position in `items`: the stored response each resolved item was read from. */
+  refs: Map<number, StoredResponse>;
+}
+
+/**
+ * Resolves every `item_reference` against this organisation's stored
+ * responses, on either path, before anything reads the input: an unknown id
+ * is a 404. The native path used to send references on unchecked, and the
+ * upstream holds every organisation's items under the gateway's one
+ * credential (until 2026-11-29); what a reference names is prompt too, read
+ * by DLP, the shield and the estimate like the rest of the input.
+ */
+export async function resolveReferences(svc: Services, org: string, items: Item[]): Promise<ResolvedInput> {
+  const refs = new Map<number, StoredResponse>();
+  if (!items.some((it) => it.type === 'item_reference')) return { items, refs };
+  const named = items.flatMap((it) => (it.type === 'item_reference' && typeof it.id === 'string' ? [it.id] : []));
+  const stored = await svc.responses.findItems(org, named);
   const out: Item[] = [];
   for (const [i, it] of items.entries()) {
     if (it.type !== 'item_reference') { out.push(it); continue; }
-    const respId = typeof it.id === 'string' ? responseIdOfItem(it.id) : undefined;
-    let found: Item | undefined;
-    if (respId) {
-      if (!byResponse.has(respId)) byResponse.set(respId, svc.responses.get(org, respId).then((r) => (r ? [...r.input, ...r.response.output] : [])));
-      found = (await byResponse.get(respId)!).find((x) => x.id === it.id);
-    }
+    const found = typeof it.id === 'string' ? stored.get(it.id) : undefined;
     if (!found) throw new GatewayError('not_found', `No stored item "${String(it.id)}" for this organisation.`, { param: `input.${i}.id` });
-    out.push(found);
+    refs.set(i, found.row);
+    out.push(found.item);
   }
-  return out;
+  return { items: out, refs };
 }

@@ -38,15 +38,41 @@ const replayable = (items: Item[]): Item[] =>
   items.filter((it) => it.type !== 'reasoning').map(({ id: _id, status: _status, extra_content: _extra, ...rest }) => rest as Item);
 
 /**
+ * The input items to send. A reference to an item this upstream stored
+ * itself goes on as the caller wrote it, unless DLP changed the item: the
+ * upstream reads its own copy. Any other (an item of the translated path, of
+ * another provider, or one DLP changed) goes as the item, since the upstream
+ * does not hold it, or holds it unredacted. The caller's own array when
+ * nothing was resolved or changed.
+ */
+function sentItems(p: Prepared): Item[] {
+  const { refs, items: resolved } = p.resolved;
+  if (refs.size === 0) return p.items;
+  let same = true;
+  const out = p.items.flatMap((it, i) => {
+    const row = refs.get(i);
+    if (row === undefined) {
+      same &&= it === p.req.input[i];
+      return [it];
+    }
+    if (row.native && row.provider === p.route.entry.provider && it === resolved[i]) return [p.req.input[i]!];
+    same = false;
+    return replayable([it]);
+  });
+  return same ? p.req.input : out;
+}
+
+/**
  * The body for the upstream: what the caller sent, with only what the gateway
  * changed as `members`. A chain the upstream did not make itself (another
  * provider, the translated path) is sent in full.
  */
 async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
   const members: Json = {};
+  const items = sentItems(p);
   // DLP copies only what it changes: the same array means the caller's input, as written.
-  if (p.items !== p.req.input) {
-    members.input = p.req.inputWasString && p.items.length === 1 && typeof p.items[0]!.content === 'string' ? p.items[0]!.content : p.items;
+  if (items !== p.req.input) {
+    members.input = p.req.inputWasString && items.length === 1 && typeof items[0]!.content === 'string' ? items[0]!.content : items;
   }
   if (p.instructions !== p.req.instructions) members.instructions = p.instructions;
   // Otherwise OpenAI would keep what the caller, its organisation or the gateway said not to keep.
@@ -61,7 +87,7 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
     if (!row.native || row.provider !== p.route.entry.provider) {
       // A member to remove: the splice only replaces and adds, so this body is re-serialised.
       delete value.previous_response_id;
-      value.input = [...replayable(p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...p.items];
+      value.input = [...replayable(p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...items];
       text = undefined;
     }
   }

@@ -21,7 +21,7 @@ import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
-import { chainItems, loadChain, resolveReferences } from './responses-conversation.js';
+import { chainItems, loadChain } from './responses-conversation.js';
 import { markStoring, releaseRequest, saveResponse, type Prepared } from './responses-common.js';
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
@@ -30,12 +30,11 @@ import { endStream, isBlock } from './stream-end.js';
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;
   const history = prev ? p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev)) : [];
-  const items = await resolveReferences(svc, p.org, p.items);
   const messages: ChatMessage[] = p.instructions !== undefined ? [{ role: 'system', content: p.instructions }] : [];
   // Fallbacks to another kind are left to their adapter: Gemini drops thinking blocks as it drops reasoning text.
   const kind = svc.config.providers.get(p.route.entry.provider)?.kind;
   const carry = { thinking: kind === 'anthropic', extraContent: kind === 'gemini' };
-  messages.push(...itemsToMessages(history, () => 'previous_response_id', carry), ...itemsToMessages(items, (i) => `input.${i}`, carry));
+  messages.push(...itemsToMessages(history, () => 'previous_response_id', carry), ...itemsToMessages(p.items, (i) => `input.${i}`, carry));
   return toChatRequest(p.req, messages);
 }
 

@@ -15,7 +15,7 @@ import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
 import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
-import { chainItems } from './responses-conversation.js';
+import { chainItems, resolveReferences } from './responses-conversation.js';
 import { definitionChars, mediaChars } from '../routing/token-estimate.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { nativeResponse } from './responses-native.js';
@@ -38,21 +38,22 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // The request's other members are walked only for a policy: their strings are neither prompt nor free to walk.
   // A policy reads the conversation it goes upstream with as it reads the input: the model's earlier answers were
   // moderated, never scanned as input, and a caller sending them back by hand would have them scanned.
+  const resolved = await resolveReferences(svc, org, r.input);
   const scanning = scansInput(svc, org);
-  const input = { instructions: r.instructions, items: scanning ? [...history, ...r.input] : r.input, raw: scanning ? r.raw : undefined };
+  const input = { instructions: r.instructions, items: scanning ? [...history, ...resolved.items] : resolved.items, raw: scanning ? r.raw : undefined };
   const { texts, groups } = collectInputTexts(input);
   const counted = scanning ? texts : [...texts, ...collectInputTexts({ instructions: undefined, items: history }).texts];
   // The same estimate as chat's: about four characters a token, plus framing per item.
   // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
-  const extra = definitionChars(r.raw) + mediaChars(r.input) + mediaChars(history);
+  const extra = definitionChars(r.raw) + mediaChars(resolved.items) + mediaChars(history);
   const promptTokens = Math.ceil((counted.reduce((n, t) => n + t.length, 0) + extra) / 4) + 4 * (r.input.length + history.length) + 2;
   const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
   const scan = await guardTexts(svc, ctx, texts, groups);
   const replaced = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
-  // Unchanged, the input is the caller's own array: the native path splices the caller's text only then.
-  const guarded = replaced === input ? { ...input, items: r.input } : { ...replaced, items: replaced.items.slice(history.length) };
+  // Unchanged and with no reference, the input is the caller's own array: the native path splices the caller's text only then.
+  const guarded = replaced === input ? { ...input, items: resolved.items } : { ...replaced, items: replaced.items.slice(history.length) };
   const guardedHistory = replaced !== input && history.length > 0 ? replaced.items.slice(0, history.length) : undefined;
   // A member DLP changed (metadata, user, ...) goes on in every use of the request: sent, echoed and stored.
   // The native path then re-serialises the body rather than splice into the caller's text.
@@ -78,7 +79,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     if (param) throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param });
   }
   const p: Prepared = {
-    req: r, items: guarded.items, instructions: guarded.instructions, chain, history: guardedHistory, route, org, mode,
+    req: r, items: guarded.items, instructions: guarded.instructions, chain, history: guardedHistory, resolved, route, org, mode,
     wantBlock: headerIsTrue(req.headers['gateway-trace']), store: storingAllowed(svc, org, r.store),
   };
   return native ? nativeResponse(svc, ctx, res, p) : translatedResponse(svc, ctx, res, p);

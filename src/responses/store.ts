@@ -11,6 +11,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type pg from 'pg';
+import { responseIdOfItem } from './chat-to-response.js';
 import type { ResponsesSettings } from './config-schema.js';
 import type { Item, ResponseObject } from './types.js';
 
@@ -44,6 +45,13 @@ const MAX_ID_LENGTH = 256;
  * reaches a query.
  */
 const lookable = (id: string): boolean => id.length > 0 && id.length <= MAX_ID_LENGTH && !id.includes('\0');
+
+/** The ids of a row's items, input and output: what findItem looks an item up by. */
+function itemIds(row: SaveRow): string[] {
+  const ids: string[] = [];
+  for (const it of [...row.input, ...row.response.output]) if (typeof it?.id === 'string' && lookable(it.id)) ids.push(it.id);
+  return ids;
+}
 
 /** Longest conversation a chain read follows. */
 const MAX_CHAIN = 1000;
@@ -115,11 +123,11 @@ export class ResponseStore {
     }
     const expires = row.created_at + this.settings.retention_days * 86_400_000;
     const write: Promise<void> = this.pool.query(
-      `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0))
-       ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response
+      `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at, item_ids)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0), $11)
+       ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response, item_ids = EXCLUDED.item_ids
        WHERE responses.organization_id = EXCLUDED.organization_id`,
-      [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires],
+      [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires, itemIds(row)],
     ).then((r) => {
       // Native ids are the upstream's: another organisation's row under the same id is never overwritten.
       if (r.rowCount !== 0) return;
@@ -147,6 +155,35 @@ export class ResponseStore {
          WHERE id = $1 AND organization_id = $2 AND expires_at > now()`, [id, org]);
       return r.rows[0] ? { value: r.rows[0] } : { missing: id };
     });
+  }
+
+  /**
+   * This organisation's stored items among `itemIds`, by id, each with the
+   * response that holds it. An id of ours names its response; the others (an
+   * upstream's native ids) are looked up by the items' ids in one query,
+   * after this instance's pending writes (another instance's land within
+   * milliseconds, unwaited).
+   */
+  async findItems(org: string, itemIds: readonly string[]): Promise<Map<string, { row: StoredResponse; item: Item }>> {
+    const found = new Map<string, { row: StoredResponse; item: Item }>();
+    const ids = new Set(itemIds.filter(lookable));
+    const rows: StoredResponse[] = [];
+    for (const respId of new Set([...ids].map(responseIdOfItem))) {
+      const row = respId === undefined ? undefined : await this.get(org, respId);
+      if (row) rows.push(row);
+    }
+    const others = [...ids].filter((id) => responseIdOfItem(id) === undefined);
+    if (others.length > 0) {
+      await Promise.all(this.pending.values());
+      const r = await this.pool.query<StoredResponse>(
+        `SELECT id, provider, native, previous_response_id, input, response FROM responses
+         WHERE item_ids && $1::text[] AND organization_id = $2 AND expires_at > now() ORDER BY created_at`, [others, org]);
+      rows.push(...r.rows);
+    }
+    for (const row of rows) {
+      for (const item of [...row.input, ...row.response.output]) if (typeof item.id === 'string' && ids.has(item.id)) found.set(item.id, { row, item });
+    }
+    return found;
   }
 
   /** The conversation ending with `id`, oldest first; undefined when `id` (or a link of its chain) is unknown or expired. */
