@@ -268,6 +268,23 @@ describe('responses API: policy and storage', () => {
     assert.equal(mock.requests.length, n);
   });
 
+  test('a native chain DLP changed goes upstream whole and redacted, not as a previous_response_id the upstream would replay unredacted', async (t) => {
+    t.after(() => { mock.replay = undefined; });
+    mock.replay = { json: {
+      id: 'resp_dlpchain', object: 'response', created_at: 1, status: 'completed', model: 'nat-model', usage: null,
+      output: [{ id: 'msg_dlpchain', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Write to zoe@example.com.' }] }],
+    } };
+    assert.equal((await post('dlp', { model: 'nat-model', input: 'who?' })).status, 200);
+    await settle();
+    mock.replay = undefined;
+    const res = await post('dlp', { model: 'nat-model', input: 'thanks', previous_response_id: 'resp_dlpchain' });
+    assert.equal(res.status, 200, await res.clone().text());
+    const sent = mock.requests.at(-1)!;
+    assert.equal(sent.body.previous_response_id, undefined, sent.text);
+    assert.ok(!sent.text.includes('zoe@example.com'), sent.text);
+    assert.match(sent.text, /Write to \[EMAIL_\d\]\./);
+  });
+
   test('an item an item_reference names is scanned as input on both paths, and goes whole when DLP changed it', async (t) => {
     t.after(() => { mock.replay = undefined; });
     mock.replay = { json: { id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Write to yan@example.com.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } };

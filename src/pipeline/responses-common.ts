@@ -19,7 +19,7 @@ export interface Prepared {
   instructions: string | undefined;
   /** The stored conversation behind previous_response_id, oldest first, when it was found (the paths check again when not). */
   chain: StoredResponse[] | undefined;
-  /** The chain's items as DLP left them, when it changed any (responses.ts): what is replayed upstream. */
+  /** The chain's items as DLP left them, when it changed any of them (responses.ts): what is replayed upstream. */
   history?: Item[] | undefined;
   /** The input with its item_references resolved, before DLP, and where each came from (responses-conversation.ts). */
   resolved: ResolvedInput;

@@ -84,10 +84,13 @@ async function upstreamBody(svc: Services, p: Prepared): Promise<NativeBody> {
     // The ownership check: the upstream holds every organisation's responses under the gateway's one credential.
     const row = p.chain?.at(-1) ?? await svc.responses.get(p.org, prev);
     if (!row) throw new GatewayError('not_found', `No stored response "${prev}" for this organisation.`, { param: 'previous_response_id' });
-    if (!row.native || row.provider !== p.route.entry.provider) {
+    // A chain DLP changed goes whole too: the upstream would replay its own copy, unredacted (until 2026-11-29 it did).
+    if (!row.native || row.provider !== p.route.entry.provider || p.history !== undefined) {
       // A member to remove: the splice only replaces and adds, so this body is re-serialised.
       delete value.previous_response_id;
       value.input = [...replayable(p.history ?? chainItems(p.chain ?? await loadChain(svc, p.org, prev))), ...items];
+      // The members are written over the value: an input DLP changed must not replace the replayed one.
+      delete members.input;
       text = undefined;
     }
   }

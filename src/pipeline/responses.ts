@@ -54,7 +54,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const replaced = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
   // Unchanged and with no reference, the input is the caller's own array: the native path splices the caller's text only then.
   const guarded = replaced === input ? { ...input, items: resolved.items } : { ...replaced, items: replaced.items.slice(history.length) };
-  const guardedHistory = replaced !== input && history.length > 0 ? replaced.items.slice(0, history.length) : undefined;
+  const scannedHistory = replaced !== input ? replaced.items.slice(0, history.length) : [];
+  const guardedHistory = scannedHistory.some((it, i) => it !== history[i]) ? scannedHistory : undefined;
   // A member DLP changed (metadata, user, ...) goes on in every use of the request: sent, echoed and stored.
   // The native path then re-serialises the body rather than splice into the caller's text.
   if (guarded.raw && guarded.raw !== r.raw) {
