@@ -156,6 +156,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       rules: rules.match,
       management: {
         async keyRevoked(hash) { await keyCache.revoked(hash); await opts.thread?.announceRevoked(hash); },
+        async keyChanged(hash) { await keyCache.changed(hash); await opts.thread?.announceChanged(hash); },
         async rulesChanged() { await rules.refresh(); await opts.thread?.announceRulesChanged(); },
         async limitsChanged() { await limits.limits.refresh(); await opts.thread?.announceLimitsChanged(); },
       },
@@ -173,7 +174,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
     services.deps = chainDeps(services);
     if (opts.thread) {
-      opts.thread.listen({ keyRevoked: (hash) => auth.invalidate(hash), rulesChanged: () => rules.refresh(), limitsChanged: () => limits.limits.refresh() });
+      opts.thread.listen({ keyRevoked: (hash) => auth.invalidate(hash), keyChanged: (hash) => auth.forget(hash), rulesChanged: () => rules.refresh(), limitsChanged: () => limits.limits.refresh() });
       opts.thread.collect = () => metrics.registry.getMetricsAsJSON();
     }
 

@@ -96,6 +96,20 @@ describe('two sluice processes, one Postgres, one Redis', { skip }, () => {
     await within(2_000, async () => (await status(a, k.key)) === 401 && (await status(b, k.key)) === 401);
   });
 
+  test('a role changed through A applies on B within 2 s, and the key is not revoked for it', async () => {
+    const k = await warmKey('promoted');
+    const manages = async (inst: SluiceProcess) => (await call(inst.url, k.key, 'GET', '/v1/api-keys')).status;
+    assert.deepEqual([await manages(a), await manages(b)], [403, 403]);
+    assert.equal((await call(a.url, admin, 'PATCH', `/v1/api-keys/${k.id}`, { role: 'admin' })).status, 200);
+    assert.equal(await manages(a), 200, 'the writing instance applies at once');
+    await within(2_000, async () => (await manages(b)) === 200);
+    assert.deepEqual([await status(a, k.key), await status(b, k.key)], [200, 200]);
+    assert.equal(await redis.exists(`${prefix}revoked:${hashKey(k.key).toString('hex')}`), 0, 'no tombstone');
+    assert.equal((await call(a.url, admin, 'PATCH', `/v1/api-keys/${k.id}`, { role: 'user' })).status, 200);
+    await within(2_000, async () => (await manages(a)) === 403 && (await manages(b)) === 403);
+    assert.deepEqual([await status(a, k.key), await status(b, k.key)], [200, 200], 'still a working key');
+  });
+
   const reason = async (inst: SluiceProcess, model: string) => {
     const r = await call(inst.url, admin, 'POST', '/v1/chat/completions', chatBody(model), { 'gateway-dry-run': 'true' });
     return r.status === 200 ? r.body.route_reason as string : `status ${r.status}`;

@@ -197,6 +197,15 @@ for (const http of ['uws', 'node'] as const) {
       assert.deepEqual([...new Set(after.map((r) => r.status))], [401]);
     });
 
+    test('a role changed through one thread applies on every thread at once, and the key keeps working', async () => {
+      const created = await call(gw.url, admin, 'POST', '/v1/api-keys', { name: 'promoted' });
+      const key = created.body.key as string;
+      for (let i = 0; i < 20; i++) assert.equal((await fresh(gw.url, key, '/v1/api-keys')).status, 403);
+      assert.equal((await call(gw.url, admin, 'PATCH', `/v1/api-keys/${created.body.id}`, { role: 'admin' })).status, 200);
+      const after = await Promise.all(Array.from({ length: 20 }, () => fresh(gw.url, key, '/v1/api-keys')));
+      assert.deepEqual([...new Set(after.map((r) => r.status))], [200]);
+    });
+
     test('a rule created through one thread routes on every thread at once', async () => {
       assert.equal((await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'))).status, 404);
       for (let i = 0; i < 20; i++) await fresh(gw.url, admin, '/v1/chat/completions', chat('brand-new'));

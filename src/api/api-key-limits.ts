@@ -70,8 +70,9 @@ export const patchKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {
     await putKeyLimits(svc.pool, id!, org, limits);
     await svc.management.limitsChanged();
   }
-  // A new role must not wait for cache expiry: the cached record is dropped everywhere, like a revocation's.
-  if (body.role !== undefined) await svc.management.keyRevoked(patched.hash);
+  // A new role must not wait for cache expiry: the cached record is dropped everywhere, and read afresh.
+  // Not as a revocation: that left a tombstone, and the key was refused with 401 for days (until 2026-11-29).
+  if (body.role !== undefined) await svc.management.keyChanged(patched.hash);
   ctx.trace.status_code = 200;
   sendJson(res, 200, JSON.stringify({ object: 'api_key', ...withLimits(patched.view, limits) }), ctx.requestId);
 };

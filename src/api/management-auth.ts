@@ -11,6 +11,8 @@ import { authenticate, type Services } from '../pipeline/services.js';
 export interface Management {
   /** Drops a revoked key from this instance's cache at once and from every other instance's. */
   keyRevoked(hash: Buffer): Promise<void>;
+  /** Drops a key whose role changed from every cache, here and on every other instance, without revoking it. */
+  keyChanged(hash: Buffer): Promise<void>;
   /** Recompiles this instance's rules now, so that its own writes apply before the next poll. */
   rulesChanged(): Promise<void>;
   /** Re-reads key limits now, here and in every other gateway thread, so a key's new limits apply before the next poll. */

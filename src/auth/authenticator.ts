@@ -123,6 +123,11 @@ export class Authenticator {
     this.cache.set(id, REVOKED, { ttl: this.opts.ttlMs + this.staleMs });
   }
 
+  /** Drops a key whose record changed (its role) from this instance, so that its next request reads it afresh. */
+  forget(hash: Buffer): void {
+    this.cache.delete(hash.toString('base64'));
+  }
+
   /** Writes out last_used_at for the keys seen since the previous flush. */
   async flush(): Promise<void> {
     if (!this.lastUsed.size) return;

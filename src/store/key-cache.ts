@@ -16,7 +16,7 @@ import type { Authenticator, KeyLookup } from '../auth/authenticator.js';
 import { postgresKeyLookup } from './key-lookup.js';
 import { openRedis, openSubscriber, whenReady, type RedisLog } from './redis-client.js';
 import { redisKeyLookup } from './redis-key-cache.js';
-import { publishRevocation, subscribeRevocations, tombstoneInRedis } from './redis-revocations.js';
+import { publishChange, publishRevocation, subscribeRevocations, tombstoneInRedis } from './redis-revocations.js';
 import { RevocationPoller } from './revocation-poller.js';
 import { repeatingWarning } from '../logger.js';
 
@@ -28,6 +28,8 @@ export interface KeyCache {
   attach(auth: Authenticator): void;
   /** Applies a revocation here at once and tells every other instance. */
   revoked(hash: Buffer): Promise<void>;
+  /** Drops a key whose record changed (its role) here at once and from every other instance, with no tombstone. */
+  changed(hash: Buffer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function openKeyCache(o: KeyCacheOptions): Promise<KeyCache> {
       lruTtlMs: o.ttlMs,
       attach(a) { auth = a; poller.start(); },
       async revoked(hash) { auth?.invalidate(hash); },
+      async changed(hash) { auth?.forget(hash); },
       async close() { await poller.stop(); },
     };
   }
@@ -86,13 +89,19 @@ export async function openKeyCache(o: KeyCacheOptions): Promise<KeyCache> {
     lruTtlMs: Math.max(1, o.ttlMs - redisTtl),
     attach(a) {
       auth = a;
-      subscribeRevocations(sub, o.prefix, (hash) => a.invalidate(hash));
+      subscribeRevocations(sub, o.prefix, (hash) => a.invalidate(hash), (hash) => a.forget(hash));
       poller.start();
     },
     async revoked(hash) {
       auth?.invalidate(hash);
       if (!(await publishRevocation(r, o.prefix, hash))) {
         o.log.warn({}, 'revocation not published (redis unavailable); other instances drop the key within auth.cache_ttl_ms');
+      }
+    },
+    async changed(hash) {
+      auth?.forget(hash);
+      if (!(await publishChange(r, o.prefix, hash))) {
+        o.log.warn({}, 'key change not published (redis unavailable); other instances read the key afresh within auth.cache_ttl_ms');
       }
     },
     async close() {

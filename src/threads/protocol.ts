@@ -26,8 +26,8 @@ export interface ThreadStart {
 
 export type MetricsJson = Array<MetricObjectWithValues<MetricValue<string>>>;
 
-/** What one thread's management write must make every other thread apply: a revoked key (its digest), new rules, or new key limits. */
-export type Change = { revoked: Uint8Array } | { rules: true } | { limits: true };
+/** What one thread's management write must make every other thread apply: a revoked or changed key (its digest), new rules, or new key limits. */
+export type Change = { revoked: Uint8Array } | { changed: Uint8Array } | { rules: true } | { limits: true };
 
 export type ToThread =
   | { type: 'drain' }

@@ -19,6 +19,7 @@ export interface MainPort {
 
 export interface ThreadListeners {
   keyRevoked(hash: Buffer): void;
+  keyChanged(hash: Buffer): void;
   rulesChanged(): Promise<void>;
   limitsChanged(): Promise<void>;
 }
@@ -94,6 +95,8 @@ export class ThreadLink implements TraceSink {
 
   announceRevoked(hash: Buffer): Promise<void> { return this.announce({ revoked: new Uint8Array(hash) }); }
 
+  announceChanged(hash: Buffer): Promise<void> { return this.announce({ changed: new Uint8Array(hash) }); }
+
   announceRulesChanged(): Promise<void> { return this.announce({ rules: true }); }
 
   announceLimitsChanged(): Promise<void> { return this.announce({ limits: true }); }
@@ -127,6 +130,7 @@ export class ThreadLink implements TraceSink {
     else if (m.type === 'announced') { this.announcing.get(m.id)?.(); this.announcing.delete(m.id); }
     else if (m.type === 'apply') {
       if ('revoked' in m.change) this.listeners?.keyRevoked(Buffer.from(m.change.revoked));
+      else if ('changed' in m.change) this.listeners?.keyChanged(Buffer.from(m.change.changed));
       // A refresh that fails leaves the poll to catch up; the announcer is not held up by it.
       else if ('limits' in m.change) await this.listeners?.limitsChanged().catch(() => {});
       else await this.listeners?.rulesChanged().catch(() => {});
