@@ -101,3 +101,16 @@ test('reasoning streamed as `reasoning` becomes the reasoning summary\'s deltas,
   assert.deepEqual(done.response.output[0].summary, [{ type: 'summary_text', text: 'Let me think.' }]);
   assert.equal(done.response.output[1].content[0].text, 'Paris.');
 });
+
+test('a tool call with no index is placed by its position in the chunk, as moderation and the chat accumulator place it', () => {
+  const w = new ResponsesEventWriter(responseShell(`resp_${HEX}`, 1, 'm', parseResponsesRequest({ model: 'm', input: 'x' }), true), new ItemIds(HEX));
+  let sse = w.start();
+  for (const c of [
+    chunk({ tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"q":"one ' } }] } as Delta),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: 'two"}' } }, { id: 'call_b', type: 'function', function: { name: 'g', arguments: '{}' } }] } as Delta),
+    chunk({}, 'tool_calls'),
+  ]) sse += w.chunk(c);
+  sse += w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, {});
+  const done = parse(sse).at(-1);
+  assert.deepEqual(done.response.output.map((o: any) => [o.call_id, o.arguments]), [['call_a', '{"q":"one two"}'], ['call_b', '{}']]);
+});

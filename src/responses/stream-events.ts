@@ -5,6 +5,7 @@
 // whole response. Every event has its sequence_number. Only choice 0 is read:
 // a Responses request never asks for more.
 import type { ChatChunk, Usage } from '../domain.js';
+import { callIndex } from '../pipeline/chunk-indexes.js';
 import { contentOf, outputTextPart, reasoningOf, responsesAnnotation, statusOf, toResponsesUsage, type ItemIds } from './chat-to-response.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import type { Item, Json, ResponseObject } from './types.js';
@@ -46,7 +47,8 @@ export class ResponsesEventWriter {
       if (content.text) out += this.text('output_text', content.text);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
       if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
-      if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) if (t) out += this.call(t.index, t.id, t.function?.name, t.function?.arguments, extraContentOf(t));
+      // A call is placed as moderation and the accumulator place it: by its index, else by its position (chunk-indexes.ts).
+      if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (t) out += this.call(callIndex(t, i), t.id, t.function?.name, t.function?.arguments, extraContentOf(t)); });
       if (c.finish_reason) this.finish = c.finish_reason;
     }
     return out;
