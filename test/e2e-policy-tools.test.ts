@@ -214,6 +214,21 @@ for (const http of HTTP_KINDS) {
       assert.ok(!text.includes('make'), `no piece of the match was sent: ${text}`);
     });
 
+    test('buffered moderation reads a stream as a client that takes each chunk\'s first choice, and reasoning_content else reasoning, reads it (LangChain)', async () => {
+      const chunk = (index: number, delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: null }] } });
+      const end = [{ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } }, { data: '[DONE]' }];
+      for (const [label, sse, blocked] of [
+        ['split over two choices', [chunk(0, { role: 'assistant', content: 'how to make a ' }), chunk(1, { role: 'assistant', content: 'bomb' }), ...end], true],
+        ['split over reasoning_content and reasoning', [chunk(0, { role: 'assistant', reasoning_content: 'how to make a ' }), chunk(0, { reasoning: 'bomb' }), chunk(0, { content: 'ok' }), ...end], true],
+        ['two clean choices', [chunk(0, { role: 'assistant', content: 'how to make a ' }), chunk(1, { role: 'assistant', content: 'cake' }), ...end], false],
+      ] as const) {
+        mock.replay = { sse: [...sse] };
+        const res = await chat('buffered', { messages: user, stream: true, n: 2 });
+        assert.equal(res.status, blocked ? 422 : 200, label);
+        await res.text();
+      }
+    });
+
     test('buffered moderation blocks a refusal and any one of n choices', async () => {
       mock.replay = completion({ refusal: 'I will not explain how to make a bomb.' });
       assert.equal((await chat('buffered', { messages: user })).status, 422);

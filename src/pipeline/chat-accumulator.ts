@@ -59,9 +59,45 @@ export class StreamAccumulator {
     return this.usage !== undefined || this.outputChars > 0;
   }
 
+  /**
+   * The stream as a client reads it that takes each chunk's first choice,
+   * whatever its index, and its reasoning from `reasoning_content`, else
+   * `reasoning` (LangChain's ChatOpenAI does both), or the other way round.
+   * Buffered moderation reads it where it differs from the reading by index
+   * and member: "make a " in choice 0 and "bomb" in choice 1, or in
+   * `reasoning_content` then `reasoning`, passed moderation and reached such
+   * a client as one text (until 2026-11-29).
+   */
+  private first: { index: number; differs: boolean; content: string; both: number; reasoning: string; reasoningAlt: string } | undefined;
+
+  private readFirst(chunk: ChatChunk): void {
+    const c = chunk.choices[0];
+    const d = c?.delta;
+    if (!isObj(d)) return;
+    const r = (this.first ??= { index: c!.index, differs: false, content: '', both: 0, reasoning: '', reasoningAlt: '' });
+    if (c!.index !== r.index) r.differs = true;
+    if (typeof d.content === 'string') r.content += d.content;
+    const rc = typeof d.reasoning_content === 'string' ? d.reasoning_content : '';
+    const rr = typeof d.reasoning === 'string' ? d.reasoning : '';
+    if (rc) r.both |= 1;
+    if (rr) r.both |= 2;
+    r.reasoning += rc || rr;
+    r.reasoningAlt += rr || rc;
+  }
+
+  /** The first-choice reading's texts where it differs from the others (readFirst). */
+  firstChoiceTexts(): string[] {
+    const r = this.first;
+    if (!r) return [];
+    const out = r.differs ? [r.content] : [];
+    if (r.differs || r.both === 3) out.push(r.reasoning, r.reasoningAlt);
+    return out;
+  }
+
   add(chunk: ChatChunk): void {
     // Moderation must join pieces where clients will (chunk-indexes.ts).
     if (this.trails) checkIndexes(chunk);
+    if (this.trails) this.readFirst(chunk);
     if (chunk.usage) this.usage = chunk.usage;
     const choices = (this.choices ??= new Map());
     for (const c of chunk.choices) {

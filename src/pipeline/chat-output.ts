@@ -13,7 +13,9 @@ import type { Services } from './services.js';
 /**
  * Buffered moderation: every string of each choice's message a reader is shown
  * (moderatedTexts), and of a stream, what else streamed joined by place
- * (StreamAccumulator.trailTexts); then the answer's own other members. The
+ * (StreamAccumulator.trailTexts); then the answer's own other members, and
+ * a stream as a client that reads only each chunk's first choice reads it
+ * (StreamAccumulator.firstChoiceTexts). The
  * texts of one choice are joined by a newline, so a rule cannot match across
  * two of them as if they were one sentence.
  */
@@ -32,6 +34,7 @@ export async function moderateChoices(svc: Services, org: string, completion: Ch
   const top = topTexts(completion);
   if (streamed) top.push(...streamed.topTrailTexts());
   await check(top);
+  if (streamed) await check(streamed.firstChoiceTexts());
 }
 
 /** The upstream's usage when it gave one (details and all), else an estimate, so a response always carries usage. */
