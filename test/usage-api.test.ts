@@ -176,6 +176,9 @@ test('bad parameters are 400 invalid_request naming the parameter', async () => 
   const cases: Array<[string, string]> = [
     ['range=2h', 'range'], ['range=', 'range'], ['bucket=2m', 'bucket'], ['range=1h&bucket=1d', 'bucket'],
     ['range=30d&bucket=1m', 'bucket'], ['end=yesterday', 'end'], ['end=2026-01-01', 'end'], ['end=2026-01-01T00:00:00', 'end'],
+    // Not on the calendar: Date.parse would roll them over (February 30 is March 2).
+    ['end=2026-02-30T00:00:00Z', 'end'], ['end=2026-04-31T00:00:00Z', 'end'], ['end=2026-01-01T24:00:00Z', 'end'], ['end=2026-01-01T00:60:00Z', 'end'],
+    ['end=2026-01-01T00:00:00%2B25:00', 'end'], ['end=1969-12-31T23:59:59Z', 'end'],
     ['group_by=team', 'group_by'], ['model=', 'model'], ['provider=', 'provider'], ['key=', 'key'],
     ['org=org_b', 'org'], ['range=1h&range=24h', 'range'], ['model=a&key=b', 'key'], ['provider=p&group_by=model', 'group_by'],
   ];

@@ -55,12 +55,22 @@ function text(q: URLSearchParams, name: string): string | undefined {
   return v;
 }
 
+/** An ISO 8601 date-time with a zone; Date.parse alone would also take "1" or a local time. */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
 function endParam(q: URLSearchParams, now: number): number {
   const v = q.get('end');
   if (v === null) return now;
-  // An ISO 8601 date-time with a zone; Date.parse alone would also take "1" or a local time.
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(ms) || ms < 0) throw bad('end', 'must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z.');
+  const m = DATE_TIME.exec(v);
+  if (!m) throw bad('end', 'must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z.');
+  // Date.parse rolls a day the month does not have over (February 30 is March 2): a date that is not on the calendar is refused.
+  const [y, mo, d, h, mi, sec, oh, om] = m.slice(1).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number, number, number];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d || h > 23 || mi > 59 || sec > 59 || oh > 23 || om > 59) {
+    throw bad('end', `is not a date and time on the calendar: ${v}.`);
+  }
+  const ms = Date.parse(v);
+  if (!Number.isFinite(ms) || ms < 0) throw bad('end', 'must be at or after 1970-01-01T00:00:00Z.');
   return ms;
 }
 
