@@ -195,6 +195,7 @@ describe('routes listing', () => {
   test('default limit is 50, sorted by priority descending, with has_more', async () => {
     const r = await api('GET', '/v1/routes');
     assert.equal(r.status, 200);
+    assert.equal(r.body.object, 'list', 'a list, as the keys\' and the traces\' are');
     assert.equal(r.body.data.length, 50);
     assert.equal(r.body.has_more, true);
     const prios = r.body.data.map((x: any) => x.priority);

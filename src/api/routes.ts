@@ -35,7 +35,8 @@ export const listRoutesHandler: Handler = async (svc, ctx, req, res) => {
   const org = await requireAdmin(svc, ctx, req);
   const q = new URLSearchParams(req.query);
   const enabled = boolParam(q, 'enabled');
-  reply(ctx, res, 200, await listRoutes(svc.pool, org, { limit: limitParam(q), ...(enabled === undefined ? {} : { enabled }) }));
+  // A list, as the keys' and the traces' are (until 2026-11-29 this one alone had no `object`).
+  reply(ctx, res, 200, { object: 'list', ...await listRoutes(svc.pool, org, { limit: limitParam(q), ...(enabled === undefined ? {} : { enabled }) }) });
 };
 
 export const createRouteHandler: Handler = async (svc, ctx, req, res) => {
