@@ -106,6 +106,13 @@ test('the page and its assets: strict CSP, no-sniff, no referrer, long-cached ha
   assert.match(asset.headers.get('content-type') ?? '', /javascript/);
   assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
   assert.ok(asset.headers.get('etag'));
+  // HEAD as GET, without the body.
+  for (const path of ['/ui', js]) {
+    const head = await fetch(gw.url + path, { method: 'HEAD' });
+    assert.equal(head.status, 200, path);
+    assert.equal(head.headers.get('content-type'), (path === js ? asset : res).headers.get('content-type'));
+    assert.equal(await head.text(), '');
+  }
   for (const path of ['/ui/assets/..%2f..%2fpackage.json', '/ui/assets/%2E%2E%2Fpackage.json', '/ui/assets/main.js', '/ui/../package.json', '/ui/assets/a/b']) {
     const r = await fetch(gw.url + path);
     assert.equal(r.status, 404, `${path}: ${await r.text()}`);

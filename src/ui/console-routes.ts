@@ -60,7 +60,10 @@ const consoleAsset: Handler = async (_svc, ctx, req, res, [name]) => {
   serve(file, req.headers['accept-encoding'], ctx.requestId, res);
 };
 
+/** HEAD as GET, without the body (the servers withhold it): a link checker or a load balancer probes the page so. */
 export const consoleRoutes: Route[] = [
   { method: 'GET', pattern: '/ui', handler: consolePage },
+  { method: 'HEAD', pattern: '/ui', handler: consolePage },
   { method: 'GET', pattern: '/ui/assets/:file', handler: consoleAsset },
+  { method: 'HEAD', pattern: '/ui/assets/:file', handler: consoleAsset },
 ];
