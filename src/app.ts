@@ -32,6 +32,10 @@ import { Circuits } from './upstream/circuit.js';
 import { exposeCircuitMetrics } from './upstream/circuit-metrics.js';
 import { openLimits } from './limits/open-limits.js';
 import { chainDeps } from './pipeline/dispatch.js';
+import { OpenStreams } from './pipeline/open-streams.js';
+
+/** After the grace, how long streams just cut get to settle (their traces) before the connections close. */
+const CUT_SETTLE_MS = 1_000;
 
 export interface AppOptions {
   config: Config;
@@ -147,6 +151,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     }
     const services: Services = {
       config,
+      streams: new OpenStreams(),
       pool: db.pool,
       credentials,
       catalogues: compileOrgCatalogues(config),
@@ -218,12 +223,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
       async close() {
         draining = true;
         await server.close();
-        if (inflight > 0) {
-          await new Promise<void>((ok) => {
-            drained = ok;
-            setTimeout(ok, config.server.shutdown_grace_ms).unref();
-          });
-        }
+        const drain = (ms: number) => new Promise<void>((ok) => {
+          drained = ok;
+          setTimeout(ok, ms).unref();
+        });
+        if (inflight > 0) await drain(config.server.shutdown_grace_ms);
+        // The grace ran out: open streams end with the shutting_down event, and their requests settle
+        // (their traces written) before the connections close, within CUT_SETTLE_MS.
+        if (inflight > 0 && services.streams.cutAll() > 0) await drain(CUT_SETTLE_MS);
         server.closeConnections();
         for (const step of cleanup) await step();
       },

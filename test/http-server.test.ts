@@ -159,12 +159,18 @@ for (const http of HTTP_KINDS) {
           body: JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'a b c d e' }] }),
         });
         assert.equal(res.status, 200);
-        const text = res.text().catch(() => 'cut');
+        const rid = res.headers.get('x-request-id')!;
+        const text = res.text().catch(() => 'dropped');
         const t0 = performance.now();
         await gw.app.close();
         const took = performance.now() - t0;
         assert.ok(took < 2_000, `close() took ${took.toFixed(0)} ms with a 300 ms grace`);
-        assert.ok(!(await text).includes('[DONE]'), 'the stream was cut, not finished');
+        const body = await text;
+        assert.ok(!body.includes('[DONE]'), 'the stream was cut, not finished');
+        // Cut with the SSE error event, not dropped, and the trace says why.
+        assert.match(body, /event: error\ndata: .*"code":"shutting_down"/, body);
+        const trace = await gw.traces.waitFor(rid);
+        assert.deepEqual([trace.status_code, trace.error_code, trace.stream_aborted], [200, 'shutting_down', true]);
       } finally {
         await gw.db.drop();
         await mock.close();

@@ -79,7 +79,7 @@ class ChatRelay implements BatchSink {
     this.skim = !buffered && !moderator && !this.storePayload;
     if (buffered || moderator) this.oneWay = new OneWayChunks();
     this.writer = new ChunkWriter(ctx.completionId, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
-    this.out = new SseOut(res, ctx, upstream.headers);
+    this.out = new SseOut(res, ctx, upstream.headers, svc.streams);
   }
 
   batch(batch: StreamEvent[], last: boolean): SinkResult {

@@ -130,6 +130,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     } catch (bug) {
       replyPathFailed(ctx, bug);
     } finally {
+      svc.streams.settle(ctx);
       hooks.end();
     }
   }

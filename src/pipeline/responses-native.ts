@@ -168,7 +168,7 @@ async function relayNative(svc: Services, ctx: RequestContext, res: GatewayRespo
     await moderateTexts(svc, p.org, texts);
     batches = oneBatch(all);
   }
-  batches.pump(new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), upstream.sent));
+  batches.pump(new NativeRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers, svc.streams), upstream.sent));
   return HANDED_OFF;
 }
 

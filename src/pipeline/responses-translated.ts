@@ -82,7 +82,7 @@ async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayRes
     await moderateChoices(svc, p.org, acc.completion, acc);
     batches = oneBatch(all);
   }
-  batches.pump(new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers), acc, upstream.sent, promptTokens));
+  batches.pump(new TranslatedRelay(svc, ctx, res, p, new SseOut(res, ctx, upstream.headers, svc.streams), acc, upstream.sent, promptTokens));
   return HANDED_OFF;
 }
 

@@ -18,9 +18,12 @@ import type { Readiness } from './readiness.js';
 import type { Limits } from '../limits/limits.js';
 import type { Circuits } from '../upstream/circuit.js';
 import type { ChainDeps } from '../upstream/resilient.js';
+import type { OpenStreams } from './open-streams.js';
 
 export interface Services {
   config: Config;
+  /** The streams under way, for a shutdown whose grace runs out. */
+  streams: OpenStreams;
   /** Postgres, for management endpoints only: the chat path never awaits it. */
   pool: pg.Pool;
   credentials: Credentials;

@@ -4,7 +4,9 @@
 // JSON error. Keeps the trace's stream fields (ttfb_ms, stream_aborted,
 // disclosed_bytes) exact.
 import type { PassHeaders } from '../domain.js';
+import { sseErrorEvent } from '../errors.js';
 import type { GatewayResponse, HeaderList } from '../http/types.js';
+import type { OpenStreams } from './open-streams.js';
 import type { RequestContext } from './request-context.js';
 import { STOP, type SinkResult } from '../upstream/stream-batches.js';
 
@@ -19,8 +21,15 @@ export class SseOut {
   private pending = '';
   /** UTF-8 bytes of model output sent (or going out with `pending`). */
   private disclosed = 0;
+  /** The response has ended: what comes after is not written. */
+  private closed = false;
+  /** The gateway's shutdown cut the stream: the relay stops at its next batch. */
+  private shut = false;
 
-  constructor(private readonly res: GatewayResponse, private readonly ctx: RequestContext, private readonly passHeaders: PassHeaders) {}
+  constructor(
+    private readonly res: GatewayResponse, private readonly ctx: RequestContext, private readonly passHeaders: PassHeaders,
+    private readonly streams?: OpenStreams,
+  ) {}
 
   get hasOutput(): boolean { return this.disclosed > 0; }
   /** UTF-8 bytes of model output sent, or going out with what is pending. */
@@ -37,6 +46,15 @@ export class SseOut {
     this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId], ...this.passHeaders]);
     this.ctx.trace.status_code = 200;
     this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
+    this.streams?.add(this.ctx, () => this.shutDown());
+  }
+
+  private shutDown(): void {
+    if (this.closed || this.res.aborted) return;
+    this.shut = true;
+    this.abort('shutting_down', sseErrorEvent('shutting_down', 'The gateway is shutting down; this stream was cut at the end of its grace period.', this.ctx.requestId));
+    // The upstream call goes too, as if the caller had left: the relay may be waiting on its next read.
+    this.res.signal.abort();
   }
 
   /**
@@ -50,13 +68,14 @@ export class SseOut {
   }
 
   private callerGone(): typeof STOP | undefined {
+    if (this.shut) return STOP;
     if (!this.res.aborted) return undefined;
     this.clientLeft();
     return STOP;
   }
 
   private flush(): Promise<void> | undefined {
-    if (!this.pending) return undefined;
+    if (!this.pending || this.closed) return undefined;
     this.begin();
     const wait = this.res.write(this.pending);
     this.pending = '';
@@ -64,6 +83,8 @@ export class SseOut {
   }
 
   end(last = ''): void {
+    if (this.closed) return;
+    this.closed = true;
     this.begin();
     this.res.endStream(this.pending + last);
     this.pending = '';
@@ -71,6 +92,7 @@ export class SseOut {
 
   /** Ends a stream cut short with `last` (the failure events). */
   abort(code: string, last: string): void {
+    if (this.closed) return;
     this.ctx.trace.stream_aborted = true;
     this.ctx.trace.error_code = code;
     this.ctx.trace.disclosed_bytes = this.disclosed;
