@@ -7,6 +7,7 @@
 import { GatewayError } from '../errors.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
+import { isBase64Url, mapBytes, mapDataUrl } from './data-urls.js';
 
 /**
  * What a walk applies to each text. `content` is set for a message's own
@@ -16,37 +17,50 @@ import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
 export type MapText = (text: string, content?: boolean) => string;
 
 /**
- * Members that hold a file's or a recording's bytes in base64 (`file_data`,
- * in a part or its `file`; `data` in an `input_audio`), and base64 data:
- * URLs: no detector reads text in them, and they run to megabytes. Every
- * other string of a part is the caller's text, a URL's query, a
- * `data:text/plain,` URL and a `data` member anywhere else included (until
- * 2026-11-29 any part's `data` was skipped, and any string that began like a
- * base64 URL, whatever followed).
+ * Members that hold a file's or a recording's bytes (`file_data`, in a part
+ * or its `file`; `data` in an `input_audio`): read only as a text file's
+ * data: URL (data-urls.ts), never as raw base64, which runs to megabytes and
+ * holds no text. Every other string of a part is the caller's text, a URL's
+ * query, a `data:text/plain,` URL and a `data` member anywhere else included
+ * (until 2026-11-29 any part's `data` was skipped, and any string that began
+ * like a base64 URL, whatever followed).
  */
 const FILE_BYTES: ReadonlySet<string> = new Set(['file_data']);
 const AUDIO_BYTES: ReadonlySet<string> = new Set(['data', 'file_data']);
-/** A data: URL whose payload is base64 through to its end: a text after a base64 prefix is read. */
-const BASE64_URL = /^data:[^,]*;base64,[A-Za-z0-9+/=\s]*$/;
 
-/** The part members left out of the whole walk: its type, the text key read first, and a file's bytes. */
+/** The part members the walk of its others leaves out: its type and the text key read first. */
 const PART_SKIP = new Map<string | undefined, ReadonlySet<string>>();
 function partSkip(key: string | undefined): ReadonlySet<string> {
   let skip = PART_SKIP.get(key);
-  if (!skip) PART_SKIP.set(key, skip = new Set(key === undefined ? ['type', ...FILE_BYTES] : ['type', key, ...FILE_BYTES]));
+  if (!skip) PART_SKIP.set(key, skip = new Set(key === undefined ? ['type'] : ['type', key]));
   return skip;
 }
 
-/** A part's members besides its type and text: every string, to one level of object, but no bytes. */
+/** `f`, but a base64 data: URL is read as data-urls.ts says. */
+const urlsAware = (f: MapText): MapText => (t) => (isBase64Url(t) ? mapDataUrl(t, f) : f(t));
+
+/** An object's members with `f` applied: those in `bytes` as bytes, the rest as JSON. */
+function mapMembers(o: Record<string, unknown>, bytes: ReadonlySet<string>, f: MapText): Record<string, unknown> {
+  const g = urlsAware(f);
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    const t = bytes.has(k) ? mapBytes(v, f) : mapJson(v, g);
+    if (t !== v) (out ??= { ...o })[k] = t;
+  }
+  return out ?? o;
+}
+
+/** A part's members besides its type and text: every string, to one level of object (an image_url, a file, an input_audio), bytes as bytes. */
 function mapPartMembers(part: Record<string, unknown>, key: string | undefined, f: MapText): Record<string, unknown> {
-  const g: MapText = (t) => (BASE64_URL.test(t) ? t : f(t));
   const skip = partSkip(key);
   let out: Record<string, unknown> | undefined;
   for (const k of Object.keys(part)) {
     if (skip.has(k)) continue;
     const v = part[k];
-    // An image_url, a file or an input_audio object: its own bytes are skipped too.
-    const t = v !== null && typeof v === 'object' && !Array.isArray(v) ? mapOtherMembers(v as Record<string, unknown>, k === 'input_audio' ? AUDIO_BYTES : FILE_BYTES, g) : mapJson(v, g);
+    const t = v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? mapMembers(v as Record<string, unknown>, k === 'input_audio' ? AUDIO_BYTES : FILE_BYTES, f)
+      : FILE_BYTES.has(k) ? mapBytes(v, f) : mapJson(v, urlsAware(f));
     if (t !== v) (out ??= { ...part })[k] = t;
   }
   return out ?? part;
