@@ -140,6 +140,16 @@ describe('output moderation', () => {
     assert.deepEqual(stream(engine.chunked('chk'), ['C:\\path\\x ', 'ends in \\u00']), { released: 'C:\\path\\x ends in \\u00', blocked: undefined });
   });
 
+  it('reads output as a reader sees it too; the chunked window counts what a reader sees, so padding cannot push a match out of it', async () => {
+    for (const text of ['make a b\u200bomb', 'make\u00a0a bomb', 'ｍａｋｅ a bomb', 'make a bo\u00admb', '{"q":"make a b\\u200bomb"}']) {
+      assert.equal((await engine.moderate('buf', text)).blocked, true, JSON.stringify(text));
+    }
+    const padded = ['harmless lead. make', '\u200b'.repeat(40), ' a b', '\u200b'.repeat(40), 'omb'];
+    const run = stream(engine.chunked('chk'), padded);
+    assert.equal(run.blocked?.blocked, true);
+    assert.ok(!run.released.includes('make'), JSON.stringify(run.released));
+  });
+
   it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {
     const started = performance.now();
     const verdict = await engine.moderate('redos', `${'a'.repeat(100_000)}b`);

@@ -15,13 +15,14 @@
 //   - finish() scans once more with the edge trusted and releases the rest.
 // Each push scans at most 2L + chunk characters, so a stream costs O(n).
 //
-// Escapes. Text that holds a backslash is read a second time with its
-// escapes decoded, as a JSON parser reads arguments (escaped-view.ts), and L
-// counts the characters of that reading: `bo\u006db` is 4 of them, so the
-// window holds back all 9 of its own (until 2026-11-29 escapes were read as
-// written, and a term spelled with one passed).
+// Other readings. Text that holds a backslash, or characters a reader does
+// not see as written (a zero-width space, a full-width letter), is read a
+// second time as its reader reads it (text-view.ts), and L counts the
+// characters of that reading: `bo\u006db` is 4 of them, so the window holds
+// back all 9 of its own, and "b\u200bomb" is 4 (until 2026-11-29 text was
+// read only as written, and a term spelled so passed).
 import type { CompiledPolicy, ModerationRule } from './compile.js';
-import { escapedView, viewIndex } from './escaped-view.js';
+import { outputView, viewIndex } from './text-view.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
 
 export class WindowedModerator implements ChunkedModerator {
@@ -66,10 +67,10 @@ export class WindowedModerator implements ChunkedModerator {
     this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
   }
 
-  /** Where the held text's last L characters begin, L counted in its escaped view when it has one. */
+  /** Where the held text's last L characters begin, L counted in its reader's view when that differs. */
   #cut(): number {
     const w = this.#policy.window;
-    const view = escapedView(this.#held);
+    const view = outputView(this.#held);
     if (view === undefined) return this.#held.length - w;
     return view.text.length <= w ? 0 : view.at[view.text.length - w]!;
   }
@@ -80,7 +81,7 @@ export class WindowedModerator implements ChunkedModerator {
     const from = this.#context.length;
     const text = this.#context + this.#held;
     const hit = rules.firstAccepted(text, (_start, end) => end > from && (final || end < text.length));
-    const view = hit === undefined ? escapedView(text) : undefined;
+    const view = hit === undefined ? outputView(text) : undefined;
     if (view === undefined) return hit;
     const held = viewIndex(view, from);
     return rules.firstAccepted(view.text, (_start, end) => end > held && (final || end < view.text.length));

@@ -5,11 +5,7 @@
 // 2026-11-29 it read it only as sent). Each escape is decoded wherever it
 // stands, in a string or not: outside one, JSON has no backslash to read.
 
-/** A text's escapes decoded; `at[i]` is where the escape or character read as `text[i]` begins, `at[text.length]` the end. */
-export interface EscapedView {
-  readonly text: string;
-  readonly at: readonly number[];
-}
+import type { TextView } from './text-view.js';
 
 const SIMPLE: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
@@ -22,7 +18,7 @@ const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 7
  * become, so a window that counts the view's characters never holds back too
  * little. A backslash that begins no escape is read as itself.
  */
-export function escapedView(text: string): EscapedView | undefined {
+export function escapedView(text: string): TextView | undefined {
   if (!text.includes('\\')) return undefined;
   let out = '';
   const at: number[] = [];
@@ -61,16 +57,4 @@ export function escapedView(text: string): EscapedView | undefined {
   }
   at.push(text.length);
   return { text: out, at };
-}
-
-/** The first index of the view at or after `raw`, an index of the text. */
-export function viewIndex(view: EscapedView, raw: number): number {
-  let lo = 0;
-  let hi = view.text.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (view.at[mid]! < raw) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -5,7 +5,8 @@
 // as one by one. Pure and synchronous: the engine runs it inline and the
 // worker runs it as is.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import type { RuleHit } from './rule-set.js';
+import { foldedView } from './folded-view.js';
+import type { RuleHit, RuleSet } from './rule-set.js';
 import type { InputScan } from './types.js';
 
 export type ScanOutcome =
@@ -63,14 +64,15 @@ class Numbering {
 }
 
 export function scanTexts(policy: CompiledPolicy, texts: readonly string[], groups: readonly (readonly number[])[] = []): ScanOutcome {
-  if (policy.blocks !== undefined) {
+  const blocks = policy.blocks;
+  if (blocks !== undefined) {
     for (const text of texts) {
-      const rule = policy.blocks.firstRule(text);
+      const rule = blockedBy(blocks, text);
       if (rule !== undefined) return { blocked: true, rule };
     }
     for (const g of groups) {
       for (const sep of JOINERS) {
-        const rule = policy.blocks.firstRule(g.map((i) => texts[i]).join(sep));
+        const rule = blockedBy(blocks, g.map((i) => texts[i]).join(sep));
         if (rule !== undefined) return { blocked: true, rule };
       }
     }
@@ -187,11 +189,35 @@ function redactUnit(texts: readonly string[], members: readonly number[], own: r
   return out;
 }
 
+/** The first block rule that matches the text as written or as a reader sees it (folded-view.ts). */
+function blockedBy(blocks: RuleSet<string>, text: string): string | undefined {
+  const rule = blocks.firstRule(text);
+  if (rule !== undefined) return rule;
+  const folded = foldedView(text);
+  return folded === undefined ? undefined : blocks.firstRule(folded.text);
+}
+
 /**
  * All matchers run over the original text, never over each other's output, so a
- * placeholder cannot be re-matched.
+ * placeholder cannot be re-matched; and over the text as a reader sees it, where
+ * that differs (folded-view.ts), a match there placed where it stands as
+ * written ("bob＠example.com" whole; "b\u200bob@x.io" from its first letter,
+ * where the match as written begins at its last).
  */
 function findSpans(policy: CompiledPolicy, text: string): Span[] {
+  const spans = matches(policy, text);
+  const folded = foldedView(text);
+  if (folded !== undefined) {
+    for (const s of matches(policy, folded.text)) {
+      const start = folded.at[s.start]!;
+      const end = folded.at[s.end]!;
+      if (end > start) spans.push({ start, end, sub: s.sub });
+    }
+  }
+  return leftmost(spans);
+}
+
+function matches(policy: CompiledPolicy, text: string): Span[] {
   const spans: Span[] = [];
   for (const d of policy.detectors) {
     d.scan(text, (start, end) => spans.push({ start, end, sub: d.sub }));
@@ -201,7 +227,7 @@ function findSpans(policy: CompiledPolicy, text: string): Span[] {
     policy.substitutions.findAll(text, hits);
     for (const h of hits) spans.push({ start: h.start, end: h.end, sub: h.meta });
   }
-  return leftmost(spans);
+  return spans;
 }
 
 /** Spans in order and apart: overlaps keep the leftmost span, and the longer one on a tie. Sorts `spans`. */
