@@ -2,35 +2,16 @@
 // shield-redact substitution, applied to all of the request's texts with one
 // numbering so that a value seen twice, in any text, gets the same placeholder.
 // Texts the model reads as one (reading-units.ts) are scanned joined as well
-// as one by one. Pure and synchronous: the engine runs it inline and the
-// worker runs it as is.
+// as one by one (scan-units.ts). Pure and synchronous: the engine runs it
+// inline and the worker runs it as is.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import { foldedView } from './folded-view.js';
-import type { RuleHit, RuleSet } from './rule-set.js';
+import { crossingSpans, JOINERS, redactUnit, type Replace, type UnitSpan } from './scan-units.js';
+import { blockedBy, findSpans, type Span } from './spans.js';
 import type { InputScan } from './types.js';
 
 export type ScanOutcome =
   | { blocked: false; scan: InputScan }
   | { blocked: true; rule: string };
-
-interface Span {
-  start: number;
-  end: number;
-  sub: Substitution;
-}
-
-/** A span of a unit's texts joined, with what it matched (a probe's text, which may hold its joiner). */
-interface UnitSpan extends Span {
-  value: string;
-}
-
-/**
- * What a unit's texts are joined with to be read as one: nothing, as a
- * message's parts follow each other, and a line break, as Anthropic's joined
- * system text has between messages. An address split anywhere is read by the
- * first; a phrase whose halves need a space between them, by the second.
- */
-const JOINERS = ['', '\n'] as const;
 
 /** The substitutions made so far: one numbering and one count for the request. */
 class Tally {
@@ -87,160 +68,31 @@ export function scanTexts(policy: CompiledPolicy, texts: readonly string[], grou
     if (spans.length > 0) crossing.set(members[0]!, { members, spans });
   }
   const tally = new Tally();
+  const replace: Replace = (sub, value) => tally.replacement(sub, value);
+  // In text order, so that placeholders are numbered as the values are first met.
   const out = texts.slice();
-  const done = new Set<number>();
+  const inUnit = new Set<number>();
   for (let i = 0; i < texts.length; i++) {
-    if (done.has(i)) continue;
+    if (inUnit.has(i)) continue;
     const unit = crossing.get(i);
     if (unit === undefined) {
-      out[i] = redact(texts[i]!, own[i]!, tally);
+      out[i] = redact(texts[i]!, own[i]!, replace);
       continue;
     }
-    const redacted = redactUnit(texts, unit.members, own, unit.spans, tally);
-    unit.members.forEach((m, j) => { out[m] = redacted[j]!; done.add(m); });
+    const redacted = redactUnit(texts, unit.members, own, unit.spans, replace);
+    unit.members.forEach((m, j) => { out[m] = redacted[j]!; inUnit.add(m); });
   }
   return { blocked: false, scan: { texts: out, redactions: tally.redactions, byType: tally.byType } };
 }
 
 /** `text` with each span replaced, spans in order and apart. */
-function redact(text: string, spans: readonly Span[], tally: Tally): string {
+function redact(text: string, spans: readonly Span[], replace: Replace): string {
   if (spans.length === 0) return text;
   let result = '';
   let at = 0;
   for (const s of spans) {
-    result += text.slice(at, s.start) + tally.replacement(s.sub, text.slice(s.start, s.end));
+    result += text.slice(at, s.start) + replace(s.sub, text.slice(s.start, s.end));
     at = s.end;
   }
   return result + text.slice(at);
-}
-
-/** Where each member begins in the members joined with nothing between them, and where the last ends. */
-function offsetsOf(texts: readonly string[], members: readonly number[]): number[] {
-  const offsets = [0];
-  for (const m of members) offsets.push(offsets[offsets.length - 1]! + texts[m]!.length);
-  return offsets;
-}
-
-/** The members' own spans, placed in their plain join, each with what it matched. */
-function ownSpans(texts: readonly string[], members: readonly number[], offsets: readonly number[], own: readonly Span[][]): UnitSpan[] {
-  const spans: UnitSpan[] = [];
-  members.forEach((m, j) => {
-    for (const s of own[m]!) spans.push({ start: offsets[j]! + s.start, end: offsets[j]! + s.end, sub: s.sub, value: texts[m]!.slice(s.start, s.end) });
-  });
-  return spans;
-}
-
-/**
- * The matches of the unit read joined, each way, that cross from one text
- * into the next and overlap no text's own match: spans of its texts joined
- * with nothing between them (a match's joiner is dropped with it), in order
- * and apart.
- */
-function crossingSpans(policy: CompiledPolicy, texts: readonly string[], members: readonly number[], own: readonly Span[][]): UnitSpan[] {
-  const offsets = offsetsOf(texts, members);
-  const taken = ownSpans(texts, members, offsets, own);
-  const spans: UnitSpan[] = [];
-  for (const sep of JOINERS) {
-    const probe = members.map((m) => texts[m]).join(sep);
-    // Position p of the probe in the plain join: member j begins at offsets[j] + j * sep.length there.
-    const plain = (p: number): number => {
-      let j = 0;
-      while (j + 1 < members.length && offsets[j + 1]! + (j + 1) * sep.length <= p) j++;
-      return Math.min(p - j * sep.length, offsets[j + 1]!);
-    };
-    for (const s of findSpans(policy, probe)) {
-      const start = plain(s.start);
-      const end = plain(s.end);
-      const crosses = offsets.some((o, k) => k > 0 && k < members.length && start < o && o < end);
-      if (!crosses || taken.some((t) => t.start < end && start < t.end)) continue;
-      spans.push({ start, end, sub: s.sub, value: probe.slice(s.start, s.end) });
-    }
-  }
-  return leftmost(spans);
-}
-
-/**
- * The unit's texts with their own matches and the crossing ones replaced: a
- * match that crosses texts leaves its placeholder where it begins and takes
- * its characters from each text it covers.
- */
-function redactUnit(texts: readonly string[], members: readonly number[], own: readonly Span[][], crossing: readonly UnitSpan[], tally: Tally): string[] {
-  const offsets = offsetsOf(texts, members);
-  const spans = [...ownSpans(texts, members, offsets, own), ...crossing].sort((a, b) => a.start - b.start);
-  const out = members.map(() => '');
-  // Copies [from, to) of the plain join to the members it lies in.
-  const copy = (from: number, to: number) => {
-    members.forEach((m, j) => {
-      const a = Math.max(from, offsets[j]!);
-      const b = Math.min(to, offsets[j + 1]!);
-      if (a < b) out[j] += texts[m]!.slice(a - offsets[j]!, b - offsets[j]!);
-    });
-  };
-  let at = 0;
-  for (const s of spans) {
-    copy(at, s.start);
-    // The member the match begins in (an empty member holds no position).
-    let j = 0;
-    while (j + 1 < members.length && offsets[j + 1]! <= s.start) j++;
-    out[j] += tally.replacement(s.sub, s.value);
-    at = s.end;
-  }
-  copy(at, offsets[members.length]!);
-  return out;
-}
-
-/** The first block rule that matches the text as written or as a reader sees it (folded-view.ts). */
-function blockedBy(blocks: RuleSet<string>, text: string): string | undefined {
-  const rule = blocks.firstRule(text);
-  if (rule !== undefined) return rule;
-  const folded = foldedView(text);
-  return folded === undefined ? undefined : blocks.firstRule(folded.text);
-}
-
-/**
- * All matchers run over the original text, never over each other's output, so a
- * placeholder cannot be re-matched; and over the text as a reader sees it, where
- * that differs (folded-view.ts), a match there placed where it stands as
- * written ("bob＠example.com" whole; "b\u200bob@x.io" from its first letter,
- * where the match as written begins at its last).
- */
-function findSpans(policy: CompiledPolicy, text: string): Span[] {
-  const spans = matches(policy, text);
-  const folded = foldedView(text);
-  if (folded !== undefined) {
-    for (const s of matches(policy, folded.text)) {
-      const start = folded.at[s.start]!;
-      const end = folded.at[s.end]!;
-      if (end > start) spans.push({ start, end, sub: s.sub });
-    }
-  }
-  return leftmost(spans);
-}
-
-function matches(policy: CompiledPolicy, text: string): Span[] {
-  const spans: Span[] = [];
-  for (const d of policy.detectors) {
-    d.scan(text, (start, end) => spans.push({ start, end, sub: d.sub }));
-  }
-  if (policy.substitutions !== undefined) {
-    const hits: RuleHit<Substitution>[] = [];
-    policy.substitutions.findAll(text, hits);
-    for (const h of hits) spans.push({ start: h.start, end: h.end, sub: h.meta });
-  }
-  return spans;
-}
-
-/** Spans in order and apart: overlaps keep the leftmost span, and the longer one on a tie. Sorts `spans`. */
-function leftmost<S extends Span>(spans: S[]): S[] {
-  if (spans.length < 2) return spans;
-  spans.sort((a, b) => a.start - b.start || b.end - a.end);
-  const kept: S[] = [];
-  let end = -1;
-  for (const s of spans) {
-    if (s.start >= end) {
-      kept.push(s);
-      end = s.end;
-    }
-  }
-  return kept;
 }

@@ -1,0 +1,97 @@
+// Texts the model reads as one (reading-units.ts), scanned joined: the
+// matches that cross from one text of a unit into the next, and the unit's
+// texts with those and their own replaced.
+import type { CompiledPolicy, Substitution } from './compile.js';
+import { findSpans, leftmost, type Span } from './spans.js';
+
+/** A span of a unit's texts joined, with what it matched (a probe's text, which may hold its joiner). */
+export interface UnitSpan extends Span {
+  value: string;
+}
+
+/** What replaces a match: its placeholder or fixed replacement, counted (scan-input.ts). */
+export type Replace = (sub: Substitution, value: string) => string;
+
+/**
+ * What a unit's texts are joined with to be read as one: nothing, as a
+ * message's parts follow each other, and a line break, as Anthropic's joined
+ * system text has between messages. An address split anywhere is read by the
+ * first; a phrase whose halves need a space between them, by the second.
+ */
+export const JOINERS = ['', '\n'] as const;
+
+/** Where each member begins in the members joined with nothing between them, and where the last ends. */
+function offsetsOf(texts: readonly string[], members: readonly number[]): number[] {
+  const offsets = [0];
+  for (const m of members) offsets.push(offsets[offsets.length - 1]! + texts[m]!.length);
+  return offsets;
+}
+
+/** The members' own spans, placed in their plain join, each with what it matched. */
+function ownSpans(texts: readonly string[], members: readonly number[], offsets: readonly number[], own: readonly Span[][]): UnitSpan[] {
+  const spans: UnitSpan[] = [];
+  members.forEach((m, j) => {
+    for (const s of own[m]!) spans.push({ start: offsets[j]! + s.start, end: offsets[j]! + s.end, sub: s.sub, value: texts[m]!.slice(s.start, s.end) });
+  });
+  return spans;
+}
+
+/**
+ * The matches of the unit read joined, each way, that cross from one text
+ * into the next and overlap no text's own match: spans of its texts joined
+ * with nothing between them (a match's joiner is dropped with it), in order
+ * and apart.
+ */
+export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], members: readonly number[], own: readonly Span[][]): UnitSpan[] {
+  const offsets = offsetsOf(texts, members);
+  const taken = ownSpans(texts, members, offsets, own);
+  const spans: UnitSpan[] = [];
+  for (const sep of JOINERS) {
+    const probe = members.map((m) => texts[m]).join(sep);
+    // Position p of the probe in the plain join: member j begins at offsets[j] + j * sep.length there.
+    const plain = (p: number): number => {
+      let j = 0;
+      while (j + 1 < members.length && offsets[j + 1]! + (j + 1) * sep.length <= p) j++;
+      return Math.min(p - j * sep.length, offsets[j + 1]!);
+    };
+    for (const s of findSpans(policy, probe)) {
+      const start = plain(s.start);
+      const end = plain(s.end);
+      const crosses = offsets.some((o, k) => k > 0 && k < members.length && start < o && o < end);
+      if (!crosses || taken.some((t) => t.start < end && start < t.end)) continue;
+      spans.push({ start, end, sub: s.sub, value: probe.slice(s.start, s.end) });
+    }
+  }
+  return leftmost(spans);
+}
+
+/**
+ * The unit's texts with their own matches and the crossing ones replaced: a
+ * match that crosses texts leaves its placeholder where it begins and takes
+ * its characters from each text it covers.
+ */
+export function redactUnit(texts: readonly string[], members: readonly number[], own: readonly Span[][], crossing: readonly UnitSpan[], replace: Replace): string[] {
+  const offsets = offsetsOf(texts, members);
+  const spans = [...ownSpans(texts, members, offsets, own), ...crossing].sort((a, b) => a.start - b.start);
+  const out = members.map(() => '');
+  // Copies [from, to) of the plain join to the members it lies in.
+  const copy = (from: number, to: number) => {
+    members.forEach((m, j) => {
+      const a = Math.max(from, offsets[j]!);
+      const b = Math.min(to, offsets[j + 1]!);
+      if (a < b) out[j] += texts[m]!.slice(a - offsets[j]!, b - offsets[j]!);
+    });
+  };
+  let at = 0;
+  for (const s of spans) {
+    copy(at, s.start);
+    // The member the match begins in (an empty member holds no position).
+    let j = 0;
+    while (j + 1 < members.length && offsets[j + 1]! <= s.start) j++;
+    out[j] += replace(s.sub, s.value);
+    at = s.end;
+  }
+  copy(at, offsets[members.length]!);
+  return out;
+}
+
