@@ -18,13 +18,13 @@ const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 7
  * become, so a window that counts the view's characters never holds back too
  * little. A backslash that begins no escape is read as itself.
  */
-export function escapedView(text: string): TextView | undefined {
+export function escapedView(text: string, positions = true): TextView | undefined {
   if (!text.includes('\\')) return undefined;
   let out = '';
   const at: number[] = [];
   let i = 0;
   while (i < text.length) {
-    at.push(i);
+    if (positions) at.push(i);
     const c = text[i]!;
     if (c !== '\\') {
       out += c;
@@ -55,6 +55,6 @@ export function escapedView(text: string): TextView | undefined {
       }
     }
   }
-  at.push(text.length);
+  if (positions) at.push(text.length);
   return { text: out, at };
 }

@@ -26,7 +26,7 @@ const isCompat = (cp: number): boolean => (cp >= 0xff01 && cp <= 0xff5e) || (cp 
   || (cp >= 0x2070 && cp <= 0x209f) || (cp >= 0x2100 && cp <= 0x214f) || (cp >= 0x1d400 && cp <= 0x1d7ff);
 
 /** The folded view of `text`, or undefined when nothing in it folds. `at` maps each of its characters to where it began. */
-export function foldedView(text: string): TextView | undefined {
+export function foldedView(text: string, positions = true): TextView | undefined {
   if (!FOLDABLE.test(text)) return undefined;
   let out = '';
   const at: number[] = [];
@@ -39,10 +39,10 @@ export function foldedView(text: string): TextView | undefined {
     else if (isDash(cp)) s = '-';
     else if (isCompat(cp)) s = String.fromCodePoint(cp).normalize('NFKC');
     else s = text.slice(i, i + width);
-    for (let k = 0; k < s.length; k++) at.push(i);
+    if (positions) for (let k = 0; k < s.length; k++) at.push(i);
     out += s;
     i += width;
   }
-  at.push(text.length);
+  if (positions) at.push(text.length);
   return { text: out, at };
 }

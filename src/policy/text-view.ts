@@ -6,7 +6,7 @@
 import { escapedView } from './escaped-view.js';
 import { foldedView } from './folded-view.js';
 
-/** A reading of a text; `at[i]` is where what reads as `text[i]` begins in the text, `at[text.length]` its end. */
+/** A reading of a text; `at[i]` is where what reads as `text[i]` begins in the text, `at[text.length]` its end (empty when not asked for). */
 export interface TextView {
   readonly text: string;
   readonly at: readonly number[];
@@ -29,10 +29,14 @@ function compose(outer: TextView, inner: TextView): TextView {
   return { text: inner.text, at: inner.at.map((i) => outer.at[i]!) };
 }
 
-/** Output as its reader reads it: escapes decoded, then folded; undefined when that is the text as written. */
-export function outputView(text: string): TextView | undefined {
-  const escaped = escapedView(text);
-  if (escaped === undefined) return foldedView(text);
-  const folded = foldedView(escaped.text);
-  return folded === undefined ? escaped : compose(escaped, folded);
+/**
+ * Output as its reader reads it: escapes decoded, then folded; undefined when
+ * that is the text as written. Without `positions` its `at` is left empty: a
+ * whole answer read once needs no places, and they cost a number a character.
+ */
+export function outputView(text: string, positions = true): TextView | undefined {
+  const escaped = escapedView(text, positions);
+  if (escaped === undefined) return foldedView(text, positions);
+  const folded = foldedView(escaped.text, positions);
+  return folded === undefined ? escaped : positions ? compose(escaped, folded) : folded;
 }
