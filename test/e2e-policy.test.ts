@@ -324,6 +324,18 @@ for (const http of HTTP_KINDS) {
       assert.equal(body.redactions, 2);
       assert.deepEqual(body.redactions_by_type, { email: 2 });
       assert.ok(!JSON.stringify(body).includes('example.org'));
+      // Embeddings honour it too: no upstream call, nothing spent, the trace marked.
+      const emb = await post('buffered', '/v1/embeddings', { model: 'up-embed', input: ['mail bob@example.org', 'twelve chars'] }, { 'gateway-dry-run': 'true' });
+      assert.equal(emb.status, 200);
+      const resolution: any = await emb.json();
+      assert.equal(mock.requests.length, n);
+      assert.deepEqual(
+        [resolution.object, resolution.provider, resolution.model, resolution.route_reason, resolution.estimated_completion_tokens, resolution.redactions],
+        ['route.resolution', 'up', 'up-embed', 'default', 0, 1],
+      );
+      assert.ok(resolution.estimated_prompt_tokens > 0 && resolution.estimated_cost_usd > 0);
+      const trace = await gw.traces.waitFor(resolution.request_id);
+      assert.deepEqual([trace.dry_run, trace.cost_usd, trace.endpoint], [true, 0, 'embeddings']);
     });
 
     test('shield: block is a 400 before any upstream call; redact substitutes', async () => {

@@ -8,7 +8,7 @@ import { definitionChars, estimatePromptTokens } from '../routing/token-estimate
 import { completionUsage, moderateChoices, recordUsage } from './chat-output.js';
 import { parseChatRequest } from './chat-request.js';
 import { streamChat } from './chat-stream.js';
-import { dryRunBody } from './dry-run.js';
+import { sendDryRun } from './dry-run.js';
 import { gatewayBlock } from './gateway-block.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { withMembers } from '../providers/json-members.js';
@@ -43,13 +43,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   chat.rawText = guarded.callerText;
   const upstreamReq: ChatRequest = guarded.messages === chat.messages && guarded.raw === chat.raw ? chat : guardedRequest(chat, guarded);
 
-  if (dryRun) {
-    ctx.trace.dry_run = true;
-    ctx.trace.streamed = false;
-    ctx.trace.status_code = 200;
-    sendJson(res, 200, JSON.stringify(dryRunBody(ctx, chat, route, promptTokens, guarded.scan)), ctx.requestId);
-    return;
-  }
+  if (dryRun) return sendDryRun(ctx, res, { requestedModel: chat.model, route, promptTokens, completionTokens: chat.max_tokens, scan: guarded.scan });
 
   const wantBlock = headerIsTrue(req.headers['gateway-trace']);
   const mode = svc.policy?.outputMode(org) ?? 'off';

@@ -17,6 +17,7 @@ import type { RequestContext } from './request-context.js';
 import { authenticate, catalogueFor, headerIsTrue, type Services } from './services.js';
 import { archivesPayloads, dispatchEmbeddings } from './dispatch.js';
 import { admitRequest } from './limits-stage.js';
+import { sendDryRun } from './dry-run.js';
 
 /** The members that hold no caller text: the input is read on its own. */
 const EMBEDDINGS_SETTINGS: ReadonlySet<string> = new Set(['model', 'input', 'encoding_format', 'dimensions']);
@@ -39,7 +40,10 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
   const emb = parseEmbeddingsRequest(await readJsonObject(req));
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = emb.model;
-  const gate = admitRequest(svc, ctx, emb.input.reduce((n, t) => n + estimateTextTokens(t), 0));
+  const promptTokens = emb.input.reduce((n, t) => n + estimateTextTokens(t), 0);
+  // A dry run, as on chat: the contract names only Gateway-Trace here, but a caller who asks for one expects no call and no spend.
+  const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
+  const gate = dryRun ? undefined : admitRequest(svc, ctx, promptTokens);
   if (gate) await gate;
   const entry = resolveEmbedding(svc, org, emb.model);
   ctx.trace.provider = entry.provider;
@@ -61,6 +65,8 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
     emb.raw = mapOtherMembers(raw, EMBEDDINGS_SETTINGS, () => scan.texts[i++]!);
     if (emb.user !== undefined) emb.user = emb.raw.user as string;
   }
+
+  if (dryRun) return sendDryRun(ctx, res, { requestedModel: emb.model, route: { entry, route_reason: 'default', candidates: [] }, promptTokens, completionTokens: 0, scan });
 
   const { result, sent, headers } = await dispatchEmbeddings(svc, ctx, entry, emb, res.signal);
   expectOneVectorPerInput(result.vectors, emb.input.length);

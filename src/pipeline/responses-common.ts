@@ -1,6 +1,6 @@
 // What the native and translated Responses paths share: the prepared request,
 // storing the finished response, and moderation of a response's output.
-import type { ChatRequest, StreamEvent, Usage } from '../domain.js';
+import type { StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import type { StoredResponse } from '../responses/store.js';
@@ -182,7 +182,3 @@ export function chatUsageOf(usage: unknown): Usage | undefined {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(usage.total_tokens) || prompt + completion };
 }
 
-/** For the dry run, which reads only the model and the token cap. */
-export function dryRunChat(req: ResponsesRequest): ChatRequest {
-  return { model: req.model, messages: [], stream: req.stream, n: 1, max_tokens: req.max_output_tokens, raw: req.raw };
-}

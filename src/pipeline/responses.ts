@@ -8,13 +8,12 @@ import type { GatewayRequest, GatewayResponse } from '../http/types.js';
 import { collectInputTexts, replaceInputTexts } from '../responses/input-texts.js';
 import { parseResponsesRequest } from '../responses/request-parse.js';
 import { asksLogprobs } from './chat-completions.js';
-import { dryRunBody } from './dry-run.js';
+import { sendDryRun } from './dry-run.js';
 import { guardTexts, scansInput } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
 import { readJsonText } from './read-json.js';
-import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
-import { dryRunChat, storingAllowed, type Prepared } from './responses-common.js';
+import { storingAllowed, type Prepared } from './responses-common.js';
 import { chainItems, resolveReferences } from './responses-conversation.js';
 import { definitionChars, mediaChars } from '../routing/token-estimate.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
@@ -63,13 +62,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     r.text = undefined;
   }
 
-  if (dryRun) {
-    ctx.trace.dry_run = true;
-    ctx.trace.streamed = false;
-    ctx.trace.status_code = 200;
-    sendJson(res, 200, JSON.stringify(dryRunBody(ctx, dryRunChat(r), route, promptTokens, scan)), ctx.requestId);
-    return;
-  }
+  if (dryRun) return sendDryRun(ctx, res, { requestedModel: r.model, route, promptTokens, completionTokens: r.max_output_tokens, scan });
 
   const native = svc.config.providers.get(route.entry.provider)?.responses_api === true;
   // Only the native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
