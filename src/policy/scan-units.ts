@@ -27,13 +27,43 @@ function offsetsOf(texts: readonly string[], members: readonly number[]): number
   return offsets;
 }
 
-/** The members' own spans, placed in their plain join, each with what it matched. */
+/**
+ * The last member that begins at or before `p` in a join whose member j
+ * begins at offsets[j] + j * gap (an empty member holds no position, so the
+ * one after it is found). A binary search: a unit may have thousands of
+ * members and its text as many matches.
+ */
+function memberAt(offsets: readonly number[], p: number, gap = 0): number {
+  let lo = 0;
+  let hi = offsets.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (offsets[mid]! + mid * gap <= p) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The members' own spans, placed in their plain join, each with what it matched; in order and apart, as each member's are. */
 function ownSpans(texts: readonly string[], members: readonly number[], offsets: readonly number[], own: readonly Span[][]): UnitSpan[] {
   const spans: UnitSpan[] = [];
   members.forEach((m, j) => {
     for (const s of own[m]!) spans.push({ start: offsets[j]! + s.start, end: offsets[j]! + s.end, sub: s.sub, value: texts[m]!.slice(s.start, s.end) });
   });
   return spans;
+}
+
+/** Whether a span of `spans` (in order and apart) overlaps [start, end). */
+function overlapsAny(spans: readonly Span[], start: number, end: number): boolean {
+  let lo = 0;
+  let hi = spans.length;
+  // The first span that ends after `start`.
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid]!.end <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < spans.length && spans[lo]!.start < end;
 }
 
 /**
@@ -48,17 +78,15 @@ export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], 
   const spans: UnitSpan[] = [];
   for (const sep of JOINERS) {
     const probe = members.map((m) => texts[m]).join(sep);
-    // Position p of the probe in the plain join: member j begins at offsets[j] + j * sep.length there.
+    // Position p of the probe in the plain join (a joiner's position is where the next member begins).
     const plain = (p: number): number => {
-      let j = 0;
-      while (j + 1 < members.length && offsets[j + 1]! + (j + 1) * sep.length <= p) j++;
+      const j = memberAt(offsets, p, sep.length);
       return Math.min(p - j * sep.length, offsets[j + 1]!);
     };
     for (const s of findSpans(policy, probe)) {
       const start = plain(s.start);
       const end = plain(s.end);
-      const crosses = offsets.some((o, k) => k > 0 && k < members.length && start < o && o < end);
-      if (!crosses || taken.some((t) => t.start < end && start < t.end)) continue;
+      if (end <= start || memberAt(offsets, start) === memberAt(offsets, end - 1) || overlapsAny(taken, start, end)) continue;
       spans.push({ start, end, sub: s.sub, value: probe.slice(s.start, s.end) });
     }
   }
@@ -74,24 +102,20 @@ export function redactUnit(texts: readonly string[], members: readonly number[],
   const offsets = offsetsOf(texts, members);
   const spans = [...ownSpans(texts, members, offsets, own), ...crossing].sort((a, b) => a.start - b.start);
   const out = members.map(() => '');
-  // Copies [from, to) of the plain join to the members it lies in.
+  // Copies [from, to) of the plain join to the members it lies in: only those, so the whole costs the unit's length.
   const copy = (from: number, to: number) => {
-    members.forEach((m, j) => {
+    for (let j = memberAt(offsets, from); j < members.length && offsets[j]! < to; j++) {
       const a = Math.max(from, offsets[j]!);
       const b = Math.min(to, offsets[j + 1]!);
-      if (a < b) out[j] += texts[m]!.slice(a - offsets[j]!, b - offsets[j]!);
-    });
+      if (a < b) out[j] += texts[members[j]!]!.slice(a - offsets[j]!, b - offsets[j]!);
+    }
   };
   let at = 0;
   for (const s of spans) {
     copy(at, s.start);
-    // The member the match begins in (an empty member holds no position).
-    let j = 0;
-    while (j + 1 < members.length && offsets[j + 1]! <= s.start) j++;
-    out[j] += replace(s.sub, s.value);
+    out[memberAt(offsets, s.start)] += replace(s.sub, s.value);
     at = s.end;
   }
   copy(at, offsets[members.length]!);
   return out;
 }
-
