@@ -13,7 +13,8 @@
 // members known to hold no caller text are left out (chat-request fields such
 // as `model` and `temperature`; tools and response formats, which the
 // application writes). One walker serves both directions, so collecting and
-// replacing can never disagree on the order.
+// replacing can never disagree on the order. Collecting also says whose turn
+// each message is, for the texts the model reads as one (reading-units.ts).
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
 import { mapArguments, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';

@@ -8,7 +8,9 @@
 // an item type sluice does not read), since the native path sends them as
 // they are. Only members that hold no caller text are left out. One walker
 // serves both directions, so collecting and replacing can never disagree on
-// the order.
+// the order. Collecting also says whose turn each item is, for the texts the
+// model reads as one (reading-units.ts); an item's `output` that is neither
+// a string nor parts is read whole (until 2026-11-29 it was not read).
 import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
 import { mapArguments, mapJson, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';
 import { mapSealedThinking } from './signed-reasoning.js';
