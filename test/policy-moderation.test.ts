@@ -4,6 +4,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPolicyEngine } from '../src/policy/engine.js';
 import type { ChunkStep, ChunkedModerator } from '../src/policy/types.js';
+import { MAX_HELD } from '../src/policy/chunked-moderator.js';
 
 const rules = [
   { name: 'violence', category: 'violence', terms: ['kill', 'make a bomb'] },
@@ -141,13 +142,32 @@ describe('output moderation', () => {
   });
 
   it('reads output as a reader sees it too; the chunked window counts what a reader sees, so padding cannot push a match out of it', async () => {
-    for (const text of ['make a b\u200bomb', 'make\u00a0a bomb', 'ｍａｋｅ a bomb', 'make a bo\u00admb', '{"q":"make a b\\u200bomb"}']) {
+    for (const text of [
+      'make a b\u200bomb', 'make\u00a0a bomb', 'ｍａｋｅ a bomb', 'make a bo\u00admb', '{"q":"make a b\\u200bomb"}',
+      'make a  bomb', 'make a\nbomb', 'make\ta bomb', 'make a bömb', 'make a bo\u0332mb', 'make a b\u{1d173}omb', 'make a boⅿb', 'make a ᵇomb', 'make\u2800a bomb',
+    ]) {
       assert.equal((await engine.moderate('buf', text)).blocked, true, JSON.stringify(text));
     }
     const padded = ['harmless lead. make', '\u200b'.repeat(40), ' a b', '\u200b'.repeat(40), 'omb'];
     const run = stream(engine.chunked('chk'), padded);
     assert.equal(run.blocked?.blocked, true);
     assert.ok(!run.released.includes('make'), JSON.stringify(run.released));
+  });
+
+  it('chunked: invisible text is released as it comes, so the held text and each push\'s work stay bounded; padding between letters is refused past MAX_HELD', () => {
+    const m = engine.chunked('chk');
+    let released = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const step = m.push('\u200b'.repeat(8));
+      assert.equal(step.blocked, false);
+      if (!step.blocked) released += step.release.length;
+    }
+    assert.ok(released >= 40_000 - 11, `held ${40_000 - released} of 40000 invisible characters`);
+    // Fewer letters than the window with runs of invisible characters between them: it must hold all of it, up to a point.
+    const padded = engine.chunked('chk');
+    let last: ChunkStep = { blocked: false, release: '' };
+    for (let i = 0; i < 10 && !last.blocked; i++) last = padded.push(`k${'\u200b'.repeat(MAX_HELD / 8)}`);
+    assert.deepEqual(last.blocked ? last : 'not blocked', { blocked: true, category: 'unreadable', rule: 'held_text_cap' });
   });
 
   it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {

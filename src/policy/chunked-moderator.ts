@@ -15,21 +15,36 @@
 //   - finish() scans once more with the edge trusted and releases the rest.
 // Each push scans at most 2L + chunk characters, so a stream costs O(n).
 //
-// Other readings. Text that holds a backslash, or characters a reader does
-// not see as written (a zero-width space, a full-width letter), is read a
-// second time as its reader reads it (text-view.ts), and L counts the
-// characters of that reading: `bo\u006db` is 4 of them, so the window holds
-// back all 9 of its own, and "b\u200bomb" is 4 (until 2026-11-29 text was
-// read only as written, and a term spelled so passed).
+// The reader's reading. Text is also read as its reader reads it
+// (text-reader.ts: JSON escapes decoded, invisible characters dropped,
+// look-alike letters and spaces folded), piece by piece as it comes, and L
+// counts the characters of that reading too: `bo\u006db` is 4 of them, so
+// the window holds back all 9 of its own, and so with "b\u200bomb" (until
+// 2026-11-29 text was read only as written, and a term spelled so passed).
+// Both readings are scanned only from L characters before what each push
+// added: the text held back can run long (invisible characters between two
+// letters hold the window open), and a stream must still cost O(n). Held
+// text past MAX_HELD characters, which only such padding can make, is
+// refused as unreadable rather than released.
 import type { CompiledPolicy, ModerationRule } from './compile.js';
-import { outputView, viewIndex } from './text-view.js';
+import { TextReader } from './text-reader.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
+
+/** Text held back past this is refused: see the top of this file. */
+export const MAX_HELD = 1 << 20;
+const UNREADABLE: ModerationRule = { rule: 'held_text_cap', category: 'unreadable' };
 
 export class WindowedModerator implements ChunkedModerator {
   readonly #policy: CompiledPolicy;
-  /** Released text kept for left context; never released again. */
+  readonly #reader = new TextReader(true);
+  /** Released text kept for left context, as written and as read; never released again. */
   #context = '';
+  #contextRead = '';
+  /** Text not yet released; how far into it the reader has read; what it read, and where each read character began. */
   #held = '';
+  #readTo = 0;
+  #heldRead = '';
+  #heldAt: number[] = [];
   #blocked: ChunkStep | undefined;
 
   constructor(policy: CompiledPolicy) {
@@ -38,57 +53,96 @@ export class WindowedModerator implements ChunkedModerator {
 
   push(text: string): ChunkStep {
     if (this.#blocked !== undefined) return this.#blocked;
+    const edge = this.#held.length;
+    const readEdge = this.#heldRead.length;
     this.#held += text;
-    const hit = this.#scan(false);
+    this.#read(false);
+    const hit = this.#scan(edge, readEdge, false);
     if (hit !== undefined) return this.#block(hit);
-    let cut = this.#cut();
-    if (cut <= 0) return { blocked: false, release: '' };
-    // Never split a surrogate pair: half a character has no UTF-8 encoding.
-    if (isHighSurrogate(this.#held.charCodeAt(cut - 1))) cut--;
-    const release = this.#held.slice(0, cut);
-    this.#held = this.#held.slice(cut);
-    this.#remember(release);
-    return { blocked: false, release };
+    if (this.#held.length > MAX_HELD) return this.#block(UNREADABLE);
+    return this.#release(this.#cut());
   }
 
   finish(): ChunkStep {
     if (this.#blocked !== undefined) return this.#blocked;
-    const hit = this.#scan(true);
+    const edge = this.#held.length;
+    const readEdge = this.#heldRead.length;
+    this.#read(true);
+    const hit = this.#scan(edge, readEdge, true);
     if (hit !== undefined) return this.#block(hit);
-    const release = this.#held;
-    this.#held = '';
-    this.#remember(release);
-    return { blocked: false, release };
+    return this.#release(this.#held.length);
   }
 
-  /** Released text becomes the left context of what comes next, after a finish too (a trail's next piece: chunked-output.ts). */
-  #remember(release: string): void {
+  #read(final: boolean): void {
+    const r = this.#reader.read(this.#held, this.#readTo, final, true);
+    this.#heldRead += r.text;
+    // A loop, not a spread: a piece may be longer than a call's arguments may be.
+    for (const a of r.at) this.#heldAt.push(a);
+    this.#readTo = r.to;
+  }
+
+  /**
+   * The first rule with a match that ends past what was scanned before (`edge`
+   * of the held text, `readEdge` of what was read of it), or at it, since
+   * what ends at the edge was not trusted then ("kill" may become "killer");
+   * not at the new edge unless `final`; never wholly in released text.
+   */
+  #scan(edge: number, readEdge: number, final: boolean): ModerationRule | undefined {
+    const rules = this.#policy.moderation;
+    if (rules === undefined) return undefined;
     const w = this.#policy.window;
-    this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
+    const scan = (released: string, held: string, heldEdge: number): ModerationRule | undefined => {
+      if (held.length === 0) return undefined;
+      const text = released + held;
+      const edgeAt = released.length + heldEdge;
+      // A match is at most L long, so none that ends past the edge begins before L (one more, for \b) ahead of it.
+      const from = Math.max(0, edgeAt - w - 1);
+      return rules.firstAccepted(text.slice(from), (_start, end) => {
+        const e = from + end;
+        return e >= edgeAt && e > released.length && (final || e < text.length);
+      });
+    };
+    const hit = scan(this.#context, this.#held, edge);
+    if (hit !== undefined || (this.#heldRead === this.#held && this.#contextRead === this.#context)) return hit;
+    return scan(this.#contextRead, this.#heldRead, readEdge);
   }
 
-  /** Where the held text's last L characters begin, L counted in its reader's view when that differs. */
+  /**
+   * Where the held text may be cut: before the last L characters as written,
+   * and before all it takes to make the last L characters as read (a run of
+   * invisible characters ahead of them may go; one among them stays).
+   */
   #cut(): number {
     const w = this.#policy.window;
-    const view = outputView(this.#held);
-    if (view === undefined) return this.#held.length - w;
-    return view.text.length <= w ? 0 : view.at[view.text.length - w]!;
+    const keep = this.#heldRead.length - w;
+    let cut = keep > 0 ? this.#heldAt[keep]! : this.#heldRead.length === 0 ? this.#readTo : this.#heldAt[0]!;
+    cut = Math.min(cut, this.#held.length - w);
+    // Never split a surrogate pair: half a character has no UTF-8 encoding.
+    if (cut > 0 && isHighSurrogate(this.#held.charCodeAt(cut - 1))) cut--;
+    return cut;
   }
 
-  #scan(final: boolean): ModerationRule | undefined {
-    const rules = this.#policy.moderation;
-    if (rules === undefined || this.#held.length === 0) return undefined;
-    const from = this.#context.length;
-    const text = this.#context + this.#held;
-    const hit = rules.firstAccepted(text, (_start, end) => end > from && (final || end < text.length));
-    const view = hit === undefined ? outputView(text) : undefined;
-    if (view === undefined) return hit;
-    const held = viewIndex(view, from);
-    return rules.firstAccepted(view.text, (_start, end) => end > held && (final || end < view.text.length));
+  /** Releases the held text before `cut`; what was released becomes the left context of what comes next, after a finish too. */
+  #release(cut: number): ChunkStep {
+    if (cut <= 0) return { blocked: false, release: '' };
+    const release = this.#held.slice(0, cut);
+    this.#held = this.#held.slice(cut);
+    this.#readTo -= cut;
+    let k = 0;
+    while (k < this.#heldAt.length && this.#heldAt[k]! < cut) k++;
+    const releasedRead = this.#heldRead.slice(0, k);
+    this.#heldRead = this.#heldRead.slice(k);
+    this.#heldAt = this.#heldAt.slice(k).map((a) => a - cut);
+    const w = this.#policy.window;
+    this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
+    this.#contextRead = w > 0 ? (this.#contextRead + releasedRead).slice(-w) : '';
+    return { blocked: false, release };
   }
 
   #block(hit: ModerationRule): ChunkStep {
     this.#held = '';
+    this.#heldRead = '';
+    this.#heldAt = [];
     this.#blocked = { blocked: true, category: hit.category, rule: hit.rule };
     return this.#blocked;
   }

@@ -1,8 +1,8 @@
 // Where a policy's DLP detectors and substitution rules match a text: the
-// spans to redact, as written and as a reader sees it (folded-view.ts), and
+// spans to redact, as written and as a reader sees it (text-reader.ts), and
 // the first shield block rule that matches.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import { foldedView } from './folded-view.js';
+import { inputView } from './text-view.js';
 import type { RuleHit, RuleSet } from './rule-set.js';
 
 export interface Span {
@@ -11,24 +11,24 @@ export interface Span {
   sub: Substitution;
 }
 
-/** The first block rule that matches the text as written or as a reader sees it (folded-view.ts). */
+/** The first block rule that matches the text as written or as a reader sees it (text-reader.ts). */
 export function blockedBy(blocks: RuleSet<string>, text: string): string | undefined {
   const rule = blocks.firstRule(text);
   if (rule !== undefined) return rule;
-  const folded = foldedView(text);
+  const folded = inputView(text);
   return folded === undefined ? undefined : blocks.firstRule(folded.text);
 }
 
 /**
  * All matchers run over the original text, never over each other's output, so a
  * placeholder cannot be re-matched; and over the text as a reader sees it, where
- * that differs (folded-view.ts), a match there placed where it stands as
+ * that differs (text-reader.ts), a match there placed where it stands as
  * written ("bob＠example.com" whole; "b\u200bob@x.io" from its first letter,
  * where the match as written begins at its last).
  */
 export function findSpans(policy: CompiledPolicy, text: string): Span[] {
   const spans = matches(policy, text);
-  const folded = foldedView(text);
+  const folded = inputView(text);
   if (folded !== undefined) {
     for (const s of matches(policy, folded.text)) {
       const start = folded.at[s.start]!;

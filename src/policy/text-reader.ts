@@ -1,0 +1,152 @@
+// Text as its reader reads it, which policy reads besides the text as
+// written. A reader does not see a zero-width space, a soft hyphen, a word
+// joiner or a combining underline; sees a no-break space, a tab or a line
+// break (and a run of them) as a space; a non-breaking hyphen or a minus sign
+// as a hyphen; full-width, mathematical and accented letters, ligatures,
+// number forms and small forms as the plain letters NFKD gives without their
+// marks. A model reads them so too, but RE2's \s and \b and a term's letters
+// do not: "ignore\u00a0previous instructions", "bob＠example.com",
+// "make a b\u200bomb", "bömb" and "make a\nbomb" passed every rule (until
+// 2026-11-29). Output is also read with its JSON escapes decoded, as the
+// application's parser reads arguments or a structured answer:
+// `{"q":"make a bo\u006db"}` is "make a bomb". Homoglyphs from other
+// scripts (a Cyrillic а) are not folded: which are confusable depends on the
+// script the reader expects.
+//
+// A reader reads a stream piece by piece (chunked moderation) at the cost of
+// each piece: it stops before an escape or a surrogate pair the piece cuts
+// off, and goes on from there with the next.
+import type { TextView } from './text-view.js';
+
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
+
+const DROPPED = /^[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]$/u;
+const SPACE = /^[\p{Zs}\u0085\u2028\u2029\u2800\u3164]$/u;
+const DASH = /^\p{Pd}$/u;
+const MARKS = /\p{M}/gu;
+
+/** What a code point reads as; non-ASCII ones cached (a text repeats its letters), up to a bound. */
+const folds = new Map<number, string>();
+const MAX_FOLDS = 65_536;
+
+function fold(cp: number): string {
+  if (cp < 0x80) return cp === 9 || cp === 10 || cp === 11 || cp === 12 || cp === 13 ? ' ' : String.fromCharCode(cp);
+  let s = folds.get(cp);
+  if (s !== undefined) return s;
+  const c = String.fromCodePoint(cp);
+  if (DROPPED.test(c)) s = '';
+  else if (SPACE.test(c)) s = ' ';
+  else if (DASH.test(c)) s = '-';
+  else {
+    const bare = c.normalize('NFKD').replace(MARKS, '');
+    s = bare === '' ? '' : bare.normalize('NFC');
+  }
+  if (folds.size < MAX_FOLDS) folds.set(cp, s);
+  return s;
+}
+
+/** Anything besides a JSON escape or a double space that a reader folds, in text NFKD leaves alone. */
+const FOLDS_SOMETHING = /[\p{Default_Ignorable_Code_Point}\p{M}\p{Zs}\p{Pd}\t\n\v\f\r\u0085\u2028\u2029\u2800\u3164]/u;
+
+/** Whether the text reads as written: most does, and is then read once. Printable ASCII is told at once, CJK by NFKD. */
+function readsAsWritten(text: string, escapes: boolean): boolean {
+  if ((escapes && text.includes('\\')) || text.includes('  ')) return false;
+  if (/^[\x20-\x7e]*$/.test(text)) return true;
+  return text.normalize('NFKD') === text && !FOLDS_SOMETHING.test(text);
+}
+
+export class TextReader {
+  /** The last character read was a space: a run of them reads as one. */
+  #space = false;
+
+  /** `escapes`: decode JSON escapes first (output). */
+  constructor(private readonly escapes: boolean) {}
+
+  /**
+   * Reads `raw` from `from`: the text read and, with `positions`, where each
+   * of its characters began in `raw`; `to`, how far it read. Unless `final`,
+   * it stops before an escape or a surrogate pair cut off by the end.
+   */
+  read(raw: string, from: number, final: boolean, positions: boolean): { text: string; at: number[]; to: number } {
+    let out = '';
+    const at: number[] = [];
+    let i = from;
+    while (i < raw.length) {
+      let cp = raw.charCodeAt(i);
+      // A run of printable ASCII reads as written, but a space after a space: copied whole.
+      if (cp >= 0x20 && cp < 0x7f && !(cp === 92 && this.escapes) && !(cp === 32 && this.#space)) {
+        let j = i + 1;
+        for (let c = raw.charCodeAt(j); j < raw.length && c >= 0x20 && c < 0x7f && !(c === 92 && this.escapes) && !(c === 32 && raw.charCodeAt(j - 1) === 32); c = raw.charCodeAt(++j));
+        out += raw.slice(i, j);
+        if (positions) for (let k = i; k < j; k++) at.push(k);
+        this.#space = raw.charCodeAt(j - 1) === 32;
+        i = j;
+        continue;
+      }
+      let next = i + 1;
+      if (cp === 92 /* \ */ && this.escapes) {
+        const e = escapeAt(raw, i, final);
+        if (e === undefined) break;
+        cp = e.cp;
+        next = e.end;
+      } else if (isHigh(cp)) {
+        if (next === raw.length && !final) break;
+        const lo = raw.charCodeAt(next);
+        if (isLow(lo)) { cp = ((cp - 0xd800) << 10) + (lo - 0xdc00) + 0x10000; next++; }
+      }
+      const s = fold(cp);
+      if (s === ' ' && this.#space) { i = next; continue; }
+      if (s !== '') this.#space = s.endsWith(' ');
+      out += s;
+      if (positions) for (let k = 0; k < s.length; k++) at.push(i);
+      i = next;
+    }
+    return { text: out, at, to: i };
+  }
+}
+
+/**
+ * The code point an escape at `i` reads as and where it ends; undefined when
+ * the end cuts it off and more may come. A backslash that begins no escape,
+ * or one the end cut off for good, reads as itself. A \u escape of a high
+ * surrogate takes the low one's escape after it.
+ */
+function escapeAt(raw: string, i: number, final: boolean): { cp: number; end: number } | undefined {
+  const c = raw[i + 1];
+  if (c === undefined) return final ? { cp: 92, end: i + 1 } : undefined;
+  if (c !== 'u') {
+    const simple = SIMPLE_ESCAPES[c];
+    return simple === undefined ? { cp: 92, end: i + 1 } : { cp: simple.charCodeAt(0), end: i + 2 };
+  }
+  const unit = hex4(raw, i + 2);
+  if (unit === 'short') return final ? { cp: 92, end: i + 1 } : undefined;
+  if (unit === undefined) return { cp: 92, end: i + 1 };
+  if (!isHigh(unit)) return { cp: unit, end: i + 6 };
+  // A high surrogate: the low one's escape completes the character, and may not have come yet.
+  if (!final && raw.length < i + 12 && /^(?:\\(?:u[0-9a-fA-F]{0,3})?)?$/.test(raw.slice(i + 6))) return undefined;
+  const low = raw.startsWith('\\u', i + 6) ? hex4(raw, i + 8) : undefined;
+  if (typeof low === 'number' && isLow(low)) return { cp: ((unit - 0xd800) << 10) + (low - 0xdc00) + 0x10000, end: i + 12 };
+  return { cp: unit, end: i + 6 };
+}
+
+/** The four hex digits at `i` as a number; 'short' when the text ends before four; undefined when one is not hex. */
+function hex4(raw: string, i: number): number | 'short' | undefined {
+  for (let k = 0; k < 4; k++) {
+    if (i + k >= raw.length) return 'short';
+    if (!isHex(raw.charCodeAt(i + k))) return undefined;
+  }
+  return parseInt(raw.slice(i, i + 4), 16);
+}
+
+/** The whole of `text` as its reader reads it, or undefined when that is the text as written. */
+export function readerView(text: string, escapes: boolean, positions = true): TextView | undefined {
+  if (readsAsWritten(text, escapes)) return undefined;
+  const { text: read, at } = new TextReader(escapes).read(text, 0, true, positions);
+  if (read === text) return undefined;
+  if (positions) at.push(text.length);
+  return { text: read, at };
+}
