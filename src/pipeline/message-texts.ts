@@ -83,7 +83,8 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   for (const key of STRING_FIELDS) {
     const v = m[key];
     if (typeof v !== 'string') continue;
-    const t = f(v);
+    // A refusal is the turn's text to a translator (Gemini sends it when there is no content).
+    const t = f(v, key === 'refusal');
     if (t !== v) out = { ...(out ?? m), [key]: t };
   }
   if (Array.isArray(m.tool_calls)) {
@@ -137,7 +138,7 @@ function turnOf(m: ChatMessage): Turn | undefined {
 export function collectTexts(chat: Readonly<ChatTexts>): CollectedTexts {
   const texts: string[] = [];
   const units = new ReadingUnits();
-  mapChatTexts(chat, (t, content) => { units.text(texts.length, content); texts.push(t); return t; }, units);
+  mapChatTexts(chat, (t, content) => { units.text(texts.length, content, t); texts.push(t); return t; }, units);
   return { texts, groups: units.groups() };
 }
 

@@ -25,29 +25,53 @@ export type Reads = 'turn' | 'alone' | 'none';
 export class ReadingUnits {
   readonly #system: number[] = [];
   readonly #runs: number[][] = [];
+  /** The turn of the run texts join now, and the run. */
   #turn: Turn | undefined;
-  #run: number[] = [];
-  #into: number[] | undefined;
+  #run: number[] | undefined;
+  /** The message or item being walked: its turn, how its texts are read, and its own unit when they are read alone. */
+  #next: Turn | undefined;
+  #reads: Reads = 'none';
+  #alone: number[] | undefined;
+  /** The message merges with none: its first text begins a run. */
+  #apart = false;
 
   /**
-   * The texts that follow are a message's or an item's of `turn`. One that
-   * does not read with the turn (a tool's result, a call) still continues
-   * it, as a tool result does a user turn. A system message interrupts no
-   * run: the translators lift it out of the conversation.
+   * The texts that follow are a message's or an item's of `turn`. A run
+   * changes only with a text of another turn: a message with none (an empty
+   * assistant message, a reasoning item the translators drop, a call) leaves
+   * the run as it was, as it leaves the turns the translators merge. A system
+   * message interrupts no run: the translators lift it out of the
+   * conversation.
    */
   enter(turn: Turn | undefined, reads: Reads): void {
-    if (turn !== 'system' && (turn === undefined || turn !== this.#turn)) {
-      this.#turn = turn;
-      this.#run = [];
-      this.#runs.push(this.#run);
-    }
-    if (reads === 'alone') this.#runs.push(this.#into = []);
-    else this.#into = reads === 'none' ? undefined : turn === 'system' ? this.#system : this.#run;
+    this.#next = turn;
+    this.#reads = reads;
+    this.#alone = undefined;
+    this.#apart = turn === undefined;
   }
 
-  /** Text `index` was walked; `content` when it is the message's own text (its content string or a text part). */
-  text(index: number, content: boolean | undefined): void {
-    if (content === true) this.#into?.push(index);
+  /**
+   * Text `index`, `text`, was walked; `content` when it is the message's own
+   * text (its content string, a text part, a refusal). Blank text is not a
+   * turn's: the translators drop it.
+   */
+  text(index: number, content: boolean | undefined, text: string): void {
+    if (content !== true || this.#reads === 'none' || text.trim() === '') return;
+    if (this.#reads === 'alone') {
+      if (this.#alone === undefined) this.#runs.push(this.#alone = []);
+      this.#alone.push(index);
+      return;
+    }
+    if (this.#next === 'system') {
+      this.#system.push(index);
+      return;
+    }
+    if (this.#run === undefined || this.#apart || this.#next !== this.#turn) {
+      this.#turn = this.#next;
+      this.#runs.push(this.#run = []);
+      this.#apart = false;
+    }
+    this.#run.push(index);
   }
 
   /** The units of two texts or more, each in reading order; every text is in one at most. */

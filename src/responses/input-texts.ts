@@ -131,7 +131,7 @@ function turnOf(item: Item): Turn | undefined {
 export function collectInputTexts(input: GuardableInput): CollectedTexts {
   const texts: string[] = [];
   const units = new ReadingUnits();
-  mapInputTexts(input, (t, content) => { units.text(texts.length, content); texts.push(t); return t; }, units);
+  mapInputTexts(input, (t, content) => { units.text(texts.length, content, t); texts.push(t); return t; }, units);
   return { texts, groups: units.groups() };
 }
 
