@@ -4,32 +4,57 @@
 // `input_file` of text, so such a URL is decoded, read, and encoded again
 // where DLP changed it (until 2026-11-29 every base64 URL was skipped, and a
 // card number or an attack went upstream in a `data:text/plain;base64,`).
-// Other documents (a PDF) are binary here: sluice has no reader for them.
+// A type not known for text is read if its bytes are text; other documents
+// (a PDF) are binary here: sluice has no reader for them.
 import { TextDecoder } from 'node:util';
 import type { MapText } from './text-walk.js';
 
-/** A data: URL whose payload is base64 through to its end: a text after a base64 prefix is read as text. */
-const BASE64_URL = /^data:([^,]*);base64,([A-Za-z0-9+/=\s]*)$/;
+/** A data: URL whose payload is base64 through to its end, in either alphabet (Gemini takes the URL-safe one too). */
+const BASE64_URL = /^data:([^,]*);base64,([A-Za-z0-9+/=_\-\s]*)$/;
 
-/** Media types whose bytes are text a model reads. */
+/** Bytes no detector reads as text, not even decoded. */
+const MEDIA = /^(?:image|audio|video|font)\//i;
+
+/** Media types whose bytes are text a model reads, whatever they hold. */
 const TEXT_MEDIA = /^(?:text\/[^;]*|application\/(?:json|xml|yaml|x-yaml|javascript|x-javascript|ecmascript|x-ndjson|ndjson|csv|x-csv|sql|x-sh|toml|x-www-form-urlencoded)|[a-z0-9.+-]+\/[a-z0-9.-]+\+(?:json|xml|yaml))$/i;
+
+/** Control characters binary bytes decode to, which text has none of. */
+const BINARY = /[\x00-\x08\x0e-\x1f\x7f]/;
 
 export const isBase64Url = (text: string): boolean => BASE64_URL.test(text);
 
 /**
- * A base64 data: URL with `f` applied to its text when its media type is
- * text, read in its charset (UTF-8 unless it says otherwise); encoded again,
- * in UTF-8, only where `f` changed the text. Any other URL as it is.
+ * The text of a base64 data: URL, or undefined when it holds bytes: an
+ * image's, a recording's, or any other type's that are not text (a PDF's).
+ * Text is read in the charset the URL names, else in UTF-8; a type not known
+ * for text (a source file's `application/x-python`, `application/octet-stream`)
+ * is text if its bytes are UTF-8 without control characters.
+ */
+function textOf(type: string, charset: string | undefined, payload: string): string | undefined {
+  if (MEDIA.test(type)) return undefined;
+  const bytes = Buffer.from(payload, 'base64');
+  if (charset !== undefined || TEXT_MEDIA.test(type)) {
+    let decoder: TextDecoder;
+    try { decoder = new TextDecoder(charset ?? 'utf-8'); } catch { decoder = new TextDecoder('utf-8'); }
+    return decoder.decode(bytes);
+  }
+  let text: string;
+  try { text = new TextDecoder('utf-8', { fatal: true }).decode(bytes); } catch { return undefined; }
+  return BINARY.test(text) ? undefined : text;
+}
+
+/**
+ * A base64 data: URL with `f` applied to its text when it holds text;
+ * encoded again, in UTF-8 and the standard alphabet, only where `f` changed
+ * the text. Any other URL as it is.
  */
 export function mapDataUrl(url: string, f: MapText): string {
   const m = BASE64_URL.exec(url);
   if (!m) return url;
   const params = m[1]!.split(';').map((p) => p.trim());
-  if (!TEXT_MEDIA.test(params[0]!)) return url;
-  const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/^"|"$/g, '') || 'utf-8';
-  let decoder: TextDecoder;
-  try { decoder = new TextDecoder(charset); } catch { decoder = new TextDecoder('utf-8'); }
-  const text = decoder.decode(Buffer.from(m[2]!, 'base64'));
+  const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/^"|"$/g, '') || undefined;
+  const text = textOf(params[0]!, charset, m[2]!);
+  if (text === undefined) return url;
   const t = f(text);
   if (t === text) return url;
   const kept = params.filter((p) => !/^charset=/i.test(p));
