@@ -229,6 +229,24 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('under moderation a stream chunk for a choice the request did not ask for fails the stream: a first-choice client would merge it', async () => {
+      const chunk = (index: number, delta: object, finish: string | null = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: finish }] } });
+      const sse = [
+        chunk(0, { role: 'assistant', content: 'A long and perfectly harmless answer first. Sure. To make a bo' }, 'stop'),
+        chunk(1, { content: 'mb you need the following' }), { data: '[DONE]' },
+      ];
+      mock.replay = { sse };
+      const buffered = await chat('buffered', { messages: user, stream: true });
+      assert.equal(buffered.status, 502);
+      assert.equal(((await buffered.json()) as any).error.code, 'upstream_error');
+      mock.replay = { sse };
+      const chunked = await chat('chunked', { messages: user, stream: true });
+      const text = await chunked.text();
+      // A 502 before the first byte, or the SSE error event after it, as the batches fall.
+      assert.match(text, chunked.status === 502 ? /"code":"upstream_error"/ : /event: error\ndata: .*"code":"upstream_error"/, text);
+      assert.ok(!text.includes('mb you need'), text);
+    });
+
     test('buffered moderation blocks a refusal and any one of n choices', async () => {
       mock.replay = completion({ refusal: 'I will not explain how to make a bomb.' });
       assert.equal((await chat('buffered', { messages: user })).status, 422);

@@ -31,8 +31,8 @@ export class StreamAccumulator {
   private readonly trails: Trail<string> | undefined;
   private topTrail: Trail<string> | undefined;
 
-  /** `moderated`: buffered moderation reads this stream (trailTexts). */
-  constructor(moderated = false) {
+  /** `moderated`: buffered moderation reads this stream (trailTexts); `choices`, the request's `n`, bounds its choice indexes then. */
+  constructor(moderated = false, private readonly asked?: number) {
     if (moderated) this.trails = new Trail();
   }
 
@@ -96,7 +96,7 @@ export class StreamAccumulator {
 
   add(chunk: ChatChunk): void {
     // Moderation must join pieces where clients will (chunk-indexes.ts).
-    if (this.trails) checkIndexes(chunk);
+    if (this.trails) checkIndexes(chunk, this.asked);
     if (this.trails) this.readFirst(chunk);
     if (chunk.usage) this.usage = chunk.usage;
     const choices = (this.choices ??= new Map());

@@ -34,8 +34,8 @@ export async function streamChat(
   const upstream = await dispatchStream(svc, ctx, route, chat, res.signal);
   const org = ctx.key!.organization_id;
   const mode = svc.policy?.outputMode(org) ?? 'off';
-  if (mode === 'buffered') return relayBuffered(svc, ctx, res, upstream, route, wantBlock, promptTokens, org);
-  const moderator = mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org)) : undefined;
+  if (mode === 'buffered') return relayBuffered(svc, ctx, res, upstream, route, wantBlock, promptTokens, org, chat.n);
+  const moderator = mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(org), chat.n) : undefined;
   upstream.events.pump(new ChatRelay(svc, ctx, res, upstream, route, wantBlock, promptTokens, new StreamAccumulator(), moderator));
   return HANDED_OFF;
 }
@@ -43,9 +43,9 @@ export async function streamChat(
 /** The spec: the stream starts after moderation, not token by token. */
 async function relayBuffered(
   svc: Services, ctx: RequestContext, res: GatewayResponse,
-  upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number, org: string,
+  upstream: StreamOutcome, route: Resolution, wantBlock: boolean, promptTokens: number, org: string, choices: number,
 ): Promise<typeof HANDED_OFF> {
-  const acc = new StreamAccumulator(true);
+  const acc = new StreamAccumulator(true, choices);
   const all = await collectEvents(upstream.events, svc.config.upstream.max_response_bytes);
   for (const ev of all) if (ev.type === 'chunk') acc.add(ev.chunk);
   // Charged before it is moderated: a blocked answer was made, and its provider bills it (docs/limits.md).

@@ -24,10 +24,20 @@ export function callIndex(t: unknown, position: number): number {
   return isObj(t) && isIndex(t.index) ? t.index : position;
 }
 
-/** Throws upstream_error unless every choice has a whole-number index and every tool call one or none. */
-export function checkIndexes(chunk: ChatChunk): void {
+/**
+ * Throws upstream_error unless every choice has a whole-number index below
+ * `choices` (the request's `n`) and every tool call one or none. A choice the
+ * request did not ask for would be merged into the first by a client that
+ * reads each chunk's first choice whatever its index (LangChain's ChatOpenAI,
+ * the AI SDK), so "make a " in choice 0 and "bomb" in choice 1 reached it as
+ * one text past moderation (until 2026-11-29).
+ */
+export function checkIndexes(chunk: ChatChunk, choices = MAX_INDEX + 1): void {
   for (const c of chunk.choices) {
     if (!isObj(c) || !isIndex(c.index)) throw malformed('a choice without a whole-number index');
+    if (c.index >= choices) {
+      throw new GatewayError('upstream_error', `The upstream sent a stream chunk for choice ${c.index}, beyond the ${choices} the request asked for.`);
+    }
     const calls = isObj(c.delta) ? c.delta.tool_calls : undefined;
     if (calls === undefined || calls === null) continue;
     if (!Array.isArray(calls)) throw malformed('tool_calls that are not a list');

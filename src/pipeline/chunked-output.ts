@@ -66,10 +66,11 @@ export class ChunkedOutput {
    */
   private readonly heldBlocks = new Map<number, unknown[]>();
 
-  constructor(private readonly open: () => ChunkedModerator) {}
+  /** `choices`: the request's `n`; a chunk for another choice fails the stream (chunk-indexes.ts). */
+  constructor(private readonly open: () => ChunkedModerator, private readonly choices?: number) {}
 
   push(chunk: ChatChunk): ChunkModeration {
-    checkIndexes(chunk);
+    checkIndexes(chunk, this.choices);
     let changed = false;
     const choices: ChunkChoice[] = [];
     try {
@@ -103,6 +104,8 @@ export class ChunkedOutput {
     if (!m || !this.oneWay.headReadsOneWay(raw, from)) return undefined;
     // The first text after thinking releases that thinking with it (a content list's, held blocks): push does that.
     const choice = Number(m[1]);
+    // A choice the request did not ask for is refused where chunks are parsed (checkIndexes).
+    if (this.choices !== undefined && choice >= this.choices) return undefined;
     if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
     const quoted = m[2]!;
     const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;

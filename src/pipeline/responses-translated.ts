@@ -73,7 +73,8 @@ async function translatedStream(svc: Services, ctx: RequestContext, res: Gateway
 }
 
 async function relayResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, upstream: StreamOutcome, promptTokens: number): Promise<typeof HANDED_OFF> {
-  const acc = new StreamAccumulator(p.mode === 'buffered');
+  // One choice: the Responses API has no n.
+  const acc = new StreamAccumulator(p.mode === 'buffered', 1);
   let batches = upstream.events;
   if (p.mode === 'buffered') {
     const all = await collectEvents(batches, svc.config.upstream.max_response_bytes);
@@ -98,7 +99,7 @@ class TranslatedRelay implements BatchSink {
     /** The body sent, for the payload archive. */
     private readonly sent: string, private readonly promptTokens: number,
   ) {
-    this.moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org)) : undefined;
+    this.moderator = p.mode === 'chunked' ? new ChunkedOutput(() => svc.policy!.chunked(p.org), 1) : undefined;
     const { shell, ids } = shellFor(ctx, p);
     this.shell = shell;
     this.writer = new ResponsesEventWriter(shell, ids);

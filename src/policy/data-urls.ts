@@ -12,8 +12,8 @@ import type { MapText } from './text-walk.js';
 /** A data: URL whose payload is base64 through to its end, in either alphabet (Gemini takes the URL-safe one too). */
 const BASE64_URL = /^data:([^,]*);base64,([A-Za-z0-9+/=_\-\s]*)$/;
 
-/** Bytes no detector reads as text, not even decoded. */
-const MEDIA = /^(?:image|audio|video|font)\//i;
+/** Types whose bytes are not text, whatever they hold: media, and documents a model reads through a parser sluice does not have (PDF, office, archives). */
+const MEDIA = /^(?:(?:image|audio|video|font)\/|application\/(?:pdf|zip|gzip|x-gzip|x-tar|x-7z-compressed|x-rar-compressed|msword|vnd\.))/i;
 
 /** Media types whose bytes are text a model reads, whatever they hold. */
 const TEXT_MEDIA = /^(?:text\/[^;]*|application\/(?:json|xml|yaml|x-yaml|javascript|x-javascript|ecmascript|x-ndjson|ndjson|csv|x-csv|sql|x-sh|toml|x-www-form-urlencoded)|[a-z0-9.+-]+\/[a-z0-9.-]+\+(?:json|xml|yaml))$/i;
