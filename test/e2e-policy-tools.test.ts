@@ -220,6 +220,9 @@ for (const http of HTTP_KINDS) {
       for (const [label, sse, blocked] of [
         ['split over two choices', [chunk(0, { role: 'assistant', content: 'how to make a ' }), chunk(1, { role: 'assistant', content: 'bomb' }), ...end], true],
         ['split over reasoning_content and reasoning', [chunk(0, { role: 'assistant', reasoning_content: 'how to make a ' }), chunk(0, { reasoning: 'bomb' }), chunk(0, { content: 'ok' }), ...end], true],
+        ['call arguments split over two choices', [
+          chunk(0, { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"how to make a bo' } }] }),
+          chunk(1, { tool_calls: [{ index: 0, function: { arguments: 'mb at home"}' } }] }), ...end], true],
         ['two clean choices', [chunk(0, { role: 'assistant', content: 'how to make a ' }), chunk(1, { role: 'assistant', content: 'cake' }), ...end], false],
       ] as const) {
         mock.replay = { sse: [...sse] };

@@ -68,15 +68,22 @@ export class StreamAccumulator {
    * `reasoning_content` then `reasoning`, passed moderation and reached such
    * a client as one text (until 2026-11-29).
    */
-  private first: { index: number; differs: boolean; content: string; both: number; reasoning: string; reasoningAlt: string } | undefined;
+  private first: { index: number; differs: boolean; content: string; both: number; reasoning: string; reasoningAlt: string; args: Map<number, string> } | undefined;
 
   private readFirst(chunk: ChatChunk): void {
     const c = chunk.choices[0];
     const d = c?.delta;
     if (!isObj(d)) return;
-    const r = (this.first ??= { index: c!.index, differs: false, content: '', both: 0, reasoning: '', reasoningAlt: '' });
+    const r = (this.first ??= { index: c!.index, differs: false, content: '', both: 0, reasoning: '', reasoningAlt: '', args: new Map() });
     if (c!.index !== r.index) r.differs = true;
     if (typeof d.content === 'string') r.content += d.content;
+    // Such clients merge a call's pieces by the call's index, whatever the choice.
+    if (Array.isArray(d.tool_calls)) {
+      d.tool_calls.forEach((t, i) => {
+        const a = isObj(t) && isObj(t.function) ? t.function.arguments : undefined;
+        if (typeof a === 'string' && a) r.args.set(callIndex(t, i), (r.args.get(callIndex(t, i)) ?? '') + a);
+      });
+    }
     const rc = typeof d.reasoning_content === 'string' ? d.reasoning_content : '';
     const rr = typeof d.reasoning === 'string' ? d.reasoning : '';
     if (rc) r.both |= 1;
@@ -89,7 +96,7 @@ export class StreamAccumulator {
   firstChoiceTexts(): string[] {
     const r = this.first;
     if (!r) return [];
-    const out = r.differs ? [r.content] : [];
+    const out = r.differs ? [r.content, ...r.args.values()] : [];
     if (r.differs || r.both === 3) out.push(r.reasoning, r.reasoningAlt);
     return out;
   }
