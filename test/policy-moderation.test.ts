@@ -148,6 +148,12 @@ describe('output moderation', () => {
     ]) {
       assert.equal((await engine.moderate('buf', text)).blocked, true, JSON.stringify(text));
     }
+    // A stream that reads as written until a piece that does not: the reading made from then on still sees the match it ends.
+    for (const pieces of [['A harmless lead that is long enough. how to make a b', '\u200bomb'], ['A harmless lead that is long enough. make a', '  bomb'], ['A harmless lead. make a ', ' bomb']]) {
+      const run = stream(engine.chunked('chk'), pieces);
+      assert.equal(run.blocked?.blocked, true, JSON.stringify(pieces));
+      assert.ok(!run.released.includes('make'), JSON.stringify(run.released));
+    }
     const padded = ['harmless lead. make', '\u200b'.repeat(40), ' a b', '\u200b'.repeat(40), 'omb'];
     const run = stream(engine.chunked('chk'), padded);
     assert.equal(run.blocked?.blocked, true);

@@ -27,7 +27,7 @@
 // text past MAX_HELD characters, which only such padding can make, is
 // refused as unreadable rather than released.
 import type { CompiledPolicy, ModerationRule } from './compile.js';
-import { TextReader } from './text-reader.js';
+import { readsAsWritten, TextReader } from './text-reader.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
 
 /** Text held back past this is refused: see the top of this file. */
@@ -45,6 +45,12 @@ export class WindowedModerator implements ChunkedModerator {
   #readTo = 0;
   #heldRead = '';
   #heldAt: number[] = [];
+  /**
+   * Everything so far read as written (printable ASCII, single spaces, no
+   * backslash: most streams): the reading is the text itself, and is not
+   * made. The first piece that reads otherwise makes it from there on.
+   */
+  #plain = true;
   #blocked: ChunkStep | undefined;
 
   constructor(policy: CompiledPolicy) {
@@ -53,10 +59,11 @@ export class WindowedModerator implements ChunkedModerator {
 
   push(text: string): ChunkStep {
     if (this.#blocked !== undefined) return this.#blocked;
+    if (this.#plain && !readsAsWritten(text, (this.#held || this.#context).slice(-1))) this.#startReading();
     const edge = this.#held.length;
     const readEdge = this.#heldRead.length;
     this.#held += text;
-    this.#read(false);
+    if (!this.#plain) this.#read(false);
     const hit = this.#scan(edge, readEdge, false);
     if (hit !== undefined) return this.#block(hit);
     if (this.#held.length > MAX_HELD) return this.#block(UNREADABLE);
@@ -67,10 +74,20 @@ export class WindowedModerator implements ChunkedModerator {
     if (this.#blocked !== undefined) return this.#blocked;
     const edge = this.#held.length;
     const readEdge = this.#heldRead.length;
-    this.#read(true);
+    if (!this.#plain) this.#read(true);
     const hit = this.#scan(edge, readEdge, true);
     if (hit !== undefined) return this.#block(hit);
     return this.#release(this.#held.length);
+  }
+
+  /** The reading so far is the text as written; the reader goes on from its end. */
+  #startReading(): void {
+    this.#plain = false;
+    this.#contextRead = this.#context;
+    this.#heldRead = this.#held;
+    this.#heldAt = Array.from({ length: this.#held.length }, (_, i) => i);
+    this.#readTo = this.#held.length;
+    this.#reader.continueAfter(this.#context + this.#held);
   }
 
   #read(final: boolean): void {
@@ -103,7 +120,7 @@ export class WindowedModerator implements ChunkedModerator {
       });
     };
     const hit = scan(this.#context, this.#held, edge);
-    if (hit !== undefined || (this.#heldRead === this.#held && this.#contextRead === this.#context)) return hit;
+    if (hit !== undefined || this.#plain || (this.#heldRead === this.#held && this.#contextRead === this.#context)) return hit;
     return scan(this.#contextRead, this.#heldRead, readEdge);
   }
 
@@ -114,6 +131,7 @@ export class WindowedModerator implements ChunkedModerator {
    */
   #cut(): number {
     const w = this.#policy.window;
+    if (this.#plain) return this.#held.length - w;
     const keep = this.#heldRead.length - w;
     let cut = keep > 0 ? this.#heldAt[keep]! : this.#heldRead.length === 0 ? this.#readTo : this.#heldAt[0]!;
     cut = Math.min(cut, this.#held.length - w);
@@ -127,14 +145,15 @@ export class WindowedModerator implements ChunkedModerator {
     if (cut <= 0) return { blocked: false, release: '' };
     const release = this.#held.slice(0, cut);
     this.#held = this.#held.slice(cut);
+    const w = this.#policy.window;
+    this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
+    if (this.#plain) return { blocked: false, release };
     this.#readTo -= cut;
     let k = 0;
     while (k < this.#heldAt.length && this.#heldAt[k]! < cut) k++;
     const releasedRead = this.#heldRead.slice(0, k);
     this.#heldRead = this.#heldRead.slice(k);
     this.#heldAt = this.#heldAt.slice(k).map((a) => a - cut);
-    const w = this.#policy.window;
-    this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
     this.#contextRead = w > 0 ? (this.#contextRead + releasedRead).slice(-w) : '';
     return { blocked: false, release };
   }

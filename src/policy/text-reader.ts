@@ -52,11 +52,16 @@ function fold(cp: number): string {
 /** Anything besides a JSON escape or a double space that a reader folds, in text NFKD leaves alone. */
 const FOLDS_SOMETHING = /[\p{Default_Ignorable_Code_Point}\p{M}\p{Zs}\p{Pd}\t\n\v\f\r\u0085\u2028\u2029\u2800\u3164]/u;
 
-/** Whether the text reads as written: most does, and is then read once. Printable ASCII is told at once, CJK by NFKD. */
-function readsAsWritten(text: string, escapes: boolean): boolean {
+/** Whether a whole text reads as written: most does, and is then read once. Printable ASCII is told at once, CJK by NFKD. */
+function wholeReadsAsWritten(text: string, escapes: boolean): boolean {
   if ((escapes && text.includes('\\')) || text.includes('  ')) return false;
   if (/^[\x20-\x7e]*$/.test(text)) return true;
   return text.normalize('NFKD') === text && !FOLDS_SOMETHING.test(text);
+}
+
+/** Whether output `text`, after the character `before` (or none), reads as written: printable ASCII, no backslash, and no space after a space. */
+export function readsAsWritten(text: string, before: string): boolean {
+  return /^[\x20-\x5b\x5d-\x7e]*$/.test(text) && !text.includes('  ') && !(text.startsWith(' ') && before === ' ');
 }
 
 export class TextReader {
@@ -65,6 +70,11 @@ export class TextReader {
 
   /** `escapes`: decode JSON escapes first (output). */
   constructor(private readonly escapes: boolean) {}
+
+  /** The reader goes on after `text`, read elsewhere as written. */
+  continueAfter(text: string): void {
+    this.#space = text.endsWith(' ');
+  }
 
   /**
    * Reads `raw` from `from`: the text read and, with `positions`, where each
@@ -144,7 +154,7 @@ function hex4(raw: string, i: number): number | 'short' | undefined {
 
 /** The whole of `text` as its reader reads it, or undefined when that is the text as written. */
 export function readerView(text: string, escapes: boolean, positions = true): TextView | undefined {
-  if (readsAsWritten(text, escapes)) return undefined;
+  if (wholeReadsAsWritten(text, escapes)) return undefined;
   const { text: read, at } = new TextReader(escapes).read(text, 0, true, positions);
   if (read === text) return undefined;
   if (positions) at.push(text.length);
