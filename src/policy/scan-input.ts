@@ -7,6 +7,7 @@
 import type { CompiledPolicy, Substitution } from './compile.js';
 import { crossingSpans, JOINERS, redactUnit, type Replace, type UnitSpan } from './scan-units.js';
 import { blockedBy, findSpans, type Span } from './spans.js';
+import { inputView } from './text-view.js';
 import type { InputScan } from './types.js';
 
 export type ScanOutcome =
@@ -45,15 +46,18 @@ class Numbering {
 }
 
 export function scanTexts(policy: CompiledPolicy, texts: readonly string[], groups: readonly (readonly number[])[] = []): ScanOutcome {
+  // Each text as a reader sees it, made once for the shield and DLP both.
+  const views = texts.map(inputView);
   const blocks = policy.blocks;
   if (blocks !== undefined) {
-    for (const text of texts) {
-      const rule = blockedBy(blocks, text);
+    for (let i = 0; i < texts.length; i++) {
+      const rule = blockedBy(blocks, texts[i]!, views[i]);
       if (rule !== undefined) return { blocked: true, rule };
     }
     for (const g of groups) {
       for (const sep of JOINERS) {
-        const rule = blockedBy(blocks, g.map((i) => texts[i]).join(sep));
+        const joined = g.map((i) => texts[i]).join(sep);
+        const rule = blockedBy(blocks, joined, inputView(joined));
         if (rule !== undefined) return { blocked: true, rule };
       }
     }
@@ -61,7 +65,7 @@ export function scanTexts(policy: CompiledPolicy, texts: readonly string[], grou
   // Each text's own matches, then those read across texts: a match of a unit read joined that crosses
   // from one of its texts into the next and covers none of theirs (those take precedence: a match of the
   // joined text may run a text's own match into the next, "a@x.io" + "b@x.io" read as "a@x.iob").
-  const own = texts.map((t) => findSpans(policy, t));
+  const own = texts.map((t, i) => findSpans(policy, t, views[i]));
   const crossing = new Map<number, { members: readonly number[]; spans: UnitSpan[] }>();
   for (const members of groups) {
     const spans = crossingSpans(policy, texts, members, own);

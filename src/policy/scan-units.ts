@@ -3,6 +3,7 @@
 // texts with those and their own replaced.
 import type { CompiledPolicy, Substitution } from './compile.js';
 import { findSpans, leftmost, type Span } from './spans.js';
+import { inputView } from './text-view.js';
 
 /** A span of a unit's texts joined, with what it matched (a probe's text, which may hold its joiner). */
 export interface UnitSpan extends Span {
@@ -83,7 +84,7 @@ export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], 
       const j = memberAt(offsets, p, sep.length);
       return Math.min(p - j * sep.length, offsets[j + 1]!);
     };
-    for (const s of findSpans(policy, probe)) {
+    for (const s of findSpans(policy, probe, inputView(probe))) {
       const start = plain(s.start);
       const end = plain(s.end);
       if (end <= start || memberAt(offsets, start) === memberAt(offsets, end - 1) || overlapsAny(taken, start, end)) continue;

@@ -2,7 +2,7 @@
 // spans to redact, as written and as a reader sees it (text-reader.ts), and
 // the first shield block rule that matches.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import { inputView } from './text-view.js';
+import type { TextView } from './text-view.js';
 import type { RuleHit, RuleSet } from './rule-set.js';
 
 export interface Span {
@@ -12,10 +12,9 @@ export interface Span {
 }
 
 /** The first block rule that matches the text as written or as a reader sees it (text-reader.ts). */
-export function blockedBy(blocks: RuleSet<string>, text: string): string | undefined {
+export function blockedBy(blocks: RuleSet<string>, text: string, folded: TextView | undefined): string | undefined {
   const rule = blocks.firstRule(text);
   if (rule !== undefined) return rule;
-  const folded = inputView(text);
   return folded === undefined ? undefined : blocks.firstRule(folded.text);
 }
 
@@ -26,9 +25,8 @@ export function blockedBy(blocks: RuleSet<string>, text: string): string | undef
  * written ("bob＠example.com" whole; "b\u200bob@x.io" from its first letter,
  * where the match as written begins at its last).
  */
-export function findSpans(policy: CompiledPolicy, text: string): Span[] {
+export function findSpans(policy: CompiledPolicy, text: string, folded: TextView | undefined): Span[] {
   const spans = matches(policy, text);
-  const folded = inputView(text);
   if (folded !== undefined) {
     for (const s of matches(policy, folded.text)) {
       const start = folded.at[s.start]!;
