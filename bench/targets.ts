@@ -107,7 +107,11 @@ export async function startTargets(opts: TargetOptions): Promise<{ targets: Targ
       notes.push(`sluice with ${opts.threads} threads did not start (${(err as Error).message}).`);
     }
   }
-  // An earlier build runs with today's node flags, so that `before` prices the code alone.
-  if (opts.baseline) targets.push(await child('before', 'sluice', mock.url, {}, join(resolve(opts.baseline), 'dist/bench/load-servers.js')));
+  // An earlier build runs with today's node flags, so that `before` prices the code alone; with policy too, so that a change to policy is priced.
+  if (opts.baseline) {
+    const servers = join(resolve(opts.baseline), 'dist/bench/load-servers.js');
+    targets.push(await child('before', 'sluice', mock.url, {}, servers));
+    targets.push(await child('before+policy', 'sluice-policy', mock.url, { SLUICE_THREADS: '1' }, servers));
+  }
   return { targets, notes };
 }
