@@ -176,6 +176,27 @@ describe('output moderation', () => {
     assert.deepEqual(last.blocked ? last : 'not blocked', { blocked: true, category: 'unreadable', rule: 'held_text_cap' });
   });
 
+  it('chunked: a term inside or overlapping a longer one of the list is found when the longer one is not', () => {
+    const terms = createPolicyEngine({
+      a: { moderation: { mode: 'chunked', rules: [{ name: 'b', category: 'violence', terms: ['bomb', 'a bomb recipe'] }] } },
+      b: { moderation: { mode: 'chunked', rules: [{ name: 'b', category: 'violence', terms: ['bomb-making', 'bomb'] }] } },
+      c: { moderation: { mode: 'chunked', rules: [{ name: 'b', category: 'violence', terms: ['x-y', 'y-z'] }] } },
+    }, { workers: 0 });
+    for (const [org, pieces] of [['a', ['Here', ' is', ' a', ' bomb', ' recipe', 's', ' for', ' you', '.']], ['b', ['bomb', '-making', 's are bad']], ['c', ['wx-y-', 'z.']]] as const) {
+      const run = stream(terms.chunked(org), [...pieces]);
+      assert.equal(run.blocked?.blocked, true, pieces.join('|'));
+    }
+  });
+
+  it('chunked: an escape or a surrogate pair a finish cuts off is read with what comes after it', () => {
+    for (const [before, after] of [['{"q":"make a bo\\u00', '6db"}'], ['make a \ud835', '\udc1bomb now']]) {
+      const m = engine.chunked('chk');
+      assert.equal(m.push(before!).blocked, false);
+      assert.equal(m.finish().blocked, false);
+      assert.equal(m.push(after!).blocked || m.finish().blocked, true, `${before} | finish | ${after}`);
+    }
+  });
+
   it('runs a catastrophic pattern (a+)+$ over 100k characters in linear time (RE2)', async () => {
     const started = performance.now();
     const verdict = await engine.moderate('redos', `${'a'.repeat(100_000)}b`);

@@ -22,10 +22,12 @@
 // the window holds back all 9 of its own, and so with "b\u200bomb" (until
 // 2026-11-29 text was read only as written, and a term spelled so passed).
 // Both readings are scanned only from L characters before what each push
-// added: the text held back can run long (invisible characters between two
-// letters hold the window open), and a stream must still cost O(n). Held
-// text past MAX_HELD characters, which only such padding can make, is
-// refused as unreadable rather than released.
+// added, and the text held back as written is never read whole: it can run
+// long (invisible characters between two letters, or a run of line breaks,
+// hold the window open), and a stream must still cost O(n). Held text past
+// MAX_HELD characters, which only such padding can make, is refused as
+// unreadable rather than released. An escape or a surrogate pair a finish
+// cuts off is read with what comes after it, as a client joins it.
 import type { CompiledPolicy, ModerationRule } from './compile.js';
 import { readsAsWritten, TextReader } from './text-reader.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
@@ -40,11 +42,18 @@ export class WindowedModerator implements ChunkedModerator {
   /** Released text kept for left context, as written and as read; never released again. */
   #context = '';
   #contextRead = '';
-  /** Text not yet released; how far into it the reader has read; what it read, and where each read character began. */
+  /** Text not yet released, as written: only ever appended to and cut, never read whole. */
   #held = '';
-  #readTo = 0;
+  /** The last L + 1 characters of the released context and the held text: what a scan as written reads. */
+  #tail = '';
+  /** What of the held text was read, and where each read character began in it. */
   #heldRead = '';
   #heldAt: number[] = [];
+  /**
+   * The characters at the end not read yet: an escape or a surrogate pair cut
+   * off. After a finish they have been released, and are read with what comes.
+   */
+  #unread = '';
   /**
    * Everything so far read as written (printable ASCII, single spaces, no
    * backslash: most streams): the reading is the text itself, and is not
@@ -59,12 +68,15 @@ export class WindowedModerator implements ChunkedModerator {
 
   push(text: string): ChunkStep {
     if (this.#blocked !== undefined) return this.#blocked;
-    if (this.#plain && !readsAsWritten(text, (this.#held || this.#context).slice(-1))) this.#startReading();
-    const edge = this.#held.length;
+    if (this.#plain && !readsAsWritten(text, this.#tail.slice(-1))) this.#startReading();
+    const w = this.#policy.window;
+    const before = this.#tail;
+    const heldBefore = this.#held.length;
     const readEdge = this.#heldRead.length;
     this.#held += text;
-    if (!this.#plain) this.#read(false);
-    const hit = this.#scan(edge, readEdge, false);
+    this.#tail = (before + text).slice(-(w + 1));
+    if (!this.#plain) this.#read(text, heldBefore);
+    const hit = this.#scan(before + text, before.length, heldBefore, readEdge, false);
     if (hit !== undefined) return this.#block(hit);
     if (this.#held.length > MAX_HELD) return this.#block(UNREADABLE);
     return this.#release(this.#cut());
@@ -72,10 +84,7 @@ export class WindowedModerator implements ChunkedModerator {
 
   finish(): ChunkStep {
     if (this.#blocked !== undefined) return this.#blocked;
-    const edge = this.#held.length;
-    const readEdge = this.#heldRead.length;
-    if (!this.#plain) this.#read(true);
-    const hit = this.#scan(edge, readEdge, true);
+    const hit = this.#scan(this.#tail, this.#tail.length, this.#held.length, this.#heldRead.length, true);
     if (hit !== undefined) return this.#block(hit);
     return this.#release(this.#held.length);
   }
@@ -86,42 +95,43 @@ export class WindowedModerator implements ChunkedModerator {
     this.#contextRead = this.#context;
     this.#heldRead = this.#held;
     this.#heldAt = Array.from({ length: this.#held.length }, (_, i) => i);
-    this.#readTo = this.#held.length;
-    this.#reader.continueAfter(this.#context + this.#held);
+    this.#reader.continueAfter(this.#tail);
   }
 
-  #read(final: boolean): void {
-    const r = this.#reader.read(this.#held, this.#readTo, final, true);
+  /** Reads `text`, pushed at `at` of the held text, after what was left unread. */
+  #read(text: string, at: number): void {
+    const src = this.#unread + text;
+    const r = this.#reader.read(src, 0, false, true);
+    const base = at - this.#unread.length;
     this.#heldRead += r.text;
-    // A loop, not a spread: a piece may be longer than a call's arguments may be.
-    for (const a of r.at) this.#heldAt.push(a);
-    this.#readTo = r.to;
+    // A loop, not a spread: a piece may be longer than a call's arguments may be. A character begun before a finish is placed at the start.
+    for (const a of r.at) this.#heldAt.push(Math.max(0, base + a));
+    this.#unread = src.slice(r.to);
   }
 
   /**
-   * The first rule with a match that ends past what was scanned before (`edge`
-   * of the held text, `readEdge` of what was read of it), or at it, since
-   * what ends at the edge was not trusted then ("kill" may become "killer");
-   * not at the new edge unless `final`; never wholly in released text.
+   * The first rule with a match that ends past what was scanned before, or at
+   * its edge, since what ends at the edge was not trusted then ("kill" may
+   * become "killer"); not at the new edge unless `final`; never wholly in
+   * released text. As written: `text` is the last L + 1 characters before the
+   * push and what it added, `edge` where they meet (a match is at most L
+   * long, so none that ends past the edge begins before), `heldBefore` the
+   * held text's length then. As read: the held reading from `readEdge`.
    */
-  #scan(edge: number, readEdge: number, final: boolean): ModerationRule | undefined {
+  #scan(text: string, edge: number, heldBefore: number, readEdge: number, final: boolean): ModerationRule | undefined {
     const rules = this.#policy.moderation;
-    if (rules === undefined) return undefined;
+    if (rules === undefined || this.#held.length === 0) return undefined;
     const w = this.#policy.window;
-    const scan = (released: string, held: string, heldEdge: number): ModerationRule | undefined => {
-      if (held.length === 0) return undefined;
-      const text = released + held;
-      const edgeAt = released.length + heldEdge;
-      // A match is at most L long, so none that ends past the edge begins before L (one more, for \b) ahead of it.
-      const from = Math.max(0, edgeAt - w - 1);
-      return rules.firstAccepted(text.slice(from), (_start, end) => {
-        const e = from + end;
-        return e >= edgeAt && e > released.length && (final || e < text.length);
-      });
-    };
-    const hit = scan(this.#context, this.#held, edge);
-    if (hit !== undefined || this.#plain || (this.#heldRead === this.#held && this.#contextRead === this.#context)) return hit;
-    return scan(this.#contextRead, this.#heldRead, readEdge);
+    const accepting = (released: number, edgeAt: number, end: number) => (e: number) => e >= edgeAt && e > released && (final || e < end);
+    const held = edge - Math.min(heldBefore, edge);
+    const accept = accepting(held, edge, text.length);
+    const hit = rules.firstAccepted(text, (_start, end) => accept(end));
+    if (hit !== undefined || this.#plain) return hit;
+    const read = this.#contextRead + this.#heldRead;
+    const edgeAt = this.#contextRead.length + readEdge;
+    const from = Math.max(0, edgeAt - w - 1);
+    const acceptRead = accepting(this.#contextRead.length - from, edgeAt - from, read.length - from);
+    return rules.firstAccepted(read.slice(from), (_start, end) => acceptRead(end));
   }
 
   /**
@@ -131,12 +141,15 @@ export class WindowedModerator implements ChunkedModerator {
    */
   #cut(): number {
     const w = this.#policy.window;
-    if (this.#plain) return this.#held.length - w;
+    const n = this.#held.length;
+    if (this.#plain) return n - w;
     const keep = this.#heldRead.length - w;
-    let cut = keep > 0 ? this.#heldAt[keep]! : this.#heldRead.length === 0 ? this.#readTo : this.#heldAt[0]!;
-    cut = Math.min(cut, this.#held.length - w);
-    // Never split a surrogate pair: half a character has no UTF-8 encoding.
-    if (cut > 0 && isHighSurrogate(this.#held.charCodeAt(cut - 1))) cut--;
+    let cut = keep > 0 ? this.#heldAt[keep]! : this.#heldRead.length === 0 ? Math.max(0, n - this.#unread.length) : this.#heldAt[0]!;
+    if (cut >= n - w) {
+      cut = n - w;
+      // Never split a surrogate pair: half a character has no UTF-8 encoding. The character lies in the tail.
+      if (cut > 0 && isHighSurrogate(this.#tail.charCodeAt(this.#tail.length - w - 1))) cut--;
+    }
     return cut;
   }
 
@@ -148,7 +161,6 @@ export class WindowedModerator implements ChunkedModerator {
     const w = this.#policy.window;
     this.#context = w > 0 ? (this.#context + release).slice(-w) : '';
     if (this.#plain) return { blocked: false, release };
-    this.#readTo -= cut;
     let k = 0;
     while (k < this.#heldAt.length && this.#heldAt[k]! < cut) k++;
     const releasedRead = this.#heldRead.slice(0, k);

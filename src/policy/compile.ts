@@ -74,7 +74,10 @@ export function compilePolicy(config: OrgPolicyConfig, version = policyVersion(c
     substitutions: orNone(substitutions),
     blocks: orNone(blocks),
     outputMode: rules.length === 0 ? 'off' : moderation.mode,
-    moderation: orNone(rules.map((r) => ({ source: sourceOf(r), meta: { rule: r.name, category: r.category } }))),
+    moderation: orNone(rules.map((r) => ({
+      source: sourceOf(r), meta: { rule: r.name, category: r.category },
+      ...(r.terms ? { alternatives: r.terms.map((t) => termsSource([t], r.case_sensitive)) } : {}),
+    }))),
     window,
   };
 }

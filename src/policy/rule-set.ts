@@ -10,6 +10,12 @@ import RE2 from 're2';
 export interface RuleSpec<M> {
   readonly source: string;
   readonly meta: M;
+  /**
+   * A term list's terms, each as a source of its own, for firstAccepted: one
+   * alternation finds the first term that matches where a match begins, and
+   * hides a shorter one there ("a bomb recipe" hides "bomb").
+   */
+  readonly alternatives?: readonly string[];
 }
 
 export interface RuleHit<M> {
@@ -22,11 +28,14 @@ export class RuleSet<M> {
   readonly #set: InstanceType<typeof RE2.Set>;
   readonly #regexes: RE2[];
   readonly #metas: M[];
+  /** Per rule, its terms' regexes where it lists terms (firstAccepted), else its own. */
+  readonly #each: RE2[][];
 
   constructor(rules: readonly RuleSpec<M>[]) {
     this.#set = new RE2.Set(rules.map((r) => r.source));
     this.#regexes = rules.map((r) => new RE2(r.source, 'g'));
     this.#metas = rules.map((r) => r.meta);
+    this.#each = rules.map((r, i) => (r.alternatives && r.alternatives.length > 1 ? r.alternatives.map((a) => new RE2(a, 'g')) : [this.#regexes[i]!]));
   }
 
   /**
@@ -58,11 +67,16 @@ export class RuleSet<M> {
   firstAccepted(text: string, accept: (start: number, end: number) => boolean): M | undefined {
     const indices = this.#matching(text).sort((a, b) => a - b);
     for (const i of indices) {
-      const re = this.#regexes[i]!;
-      re.lastIndex = 0;
-      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-        if (accept(m.index, m.index + m[0].length)) return this.#metas[i];
-        if (m[0].length === 0) re.lastIndex++;
+      // Each term of a list by itself, and each match's next search one character on rather than
+      // after it: a match refused here (at the edge of what has arrived, say) may hide one that would
+      // be accepted, inside it or overlapping it ("a bomb recipe" hides "bomb"; until 2026-11-29 the
+      // search went on after the refused match, and a chunked stream of "a bomb recipes" passed).
+      for (const re of this.#each[i]!) {
+        re.lastIndex = 0;
+        for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+          if (accept(m.index, m.index + m[0].length)) return this.#metas[i];
+          re.lastIndex = m.index + (isHigh(text.charCodeAt(m.index)) ? 2 : 1);
+        }
       }
     }
     return undefined;
@@ -109,3 +123,5 @@ export function termsSource(terms: readonly string[], caseSensitive: boolean): s
   });
   return `${caseSensitive ? '' : '(?i)'}(?:${alts.join('|')})`;
 }
+
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
