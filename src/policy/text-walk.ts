@@ -7,7 +7,7 @@
 import { GatewayError } from '../errors.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
-import { isBase64Url, mapBytes, mapDataUrl } from './data-urls.js';
+import { isDataUrl, mapBytes, mapDataUrl } from './data-urls.js';
 
 /**
  * What a walk applies to each text. `content` is set for a message's own
@@ -36,8 +36,8 @@ function partSkip(key: string | undefined): ReadonlySet<string> {
   return skip;
 }
 
-/** `f`, but a base64 data: URL is read as data-urls.ts says. */
-const urlsAware = (f: MapText): MapText => (t) => (isBase64Url(t) ? mapDataUrl(t, f) : f(t));
+/** `f`, but a base64 or percent-encoded data: URL is read as data-urls.ts says. */
+const urlsAware = (f: MapText): MapText => (t) => (isDataUrl(t) ? mapDataUrl(t, f) : f(t));
 
 /** An object's members with `f` applied: those in `bytes` as bytes, the rest as JSON. */
 function mapMembers(o: Record<string, unknown>, bytes: ReadonlySet<string>, f: MapText): Record<string, unknown> {
