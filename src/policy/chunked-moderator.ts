@@ -13,7 +13,8 @@
 //     trusted ("kill" may become "killer" under \bkill\b), so it stays held:
 //     that is why the window is L and not L - 1;
 //   - finish() scans once more with the edge trusted and releases the rest.
-// Each push scans at most 2L + chunk characters, so a stream costs O(n).
+// Each push scans at most L + 1 + chunk characters (below), so a stream
+// costs O(n).
 //
 // The reader's reading. Text is also read as its reader reads it
 // (text-reader.ts: JSON escapes decoded, invisible characters dropped,
