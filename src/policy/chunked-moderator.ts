@@ -102,7 +102,7 @@ export class WindowedModerator implements ChunkedModerator {
   /** Reads `text`, pushed at `at` of the held text, after what was left unread. */
   #read(text: string, at: number): void {
     const src = this.#unread + text;
-    const r = this.#reader.read(src, 0, false, true);
+    const r = this.#reader.read(src, false, true);
     const base = at - this.#unread.length;
     this.#heldRead += r.text;
     // A loop, not a spread: a piece may be longer than a call's arguments may be. A character begun before a finish is placed at the start.

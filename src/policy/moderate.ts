@@ -14,6 +14,6 @@ export function moderateText(policy: CompiledPolicy, text: string): OutputVerdic
 }
 
 function viewRule<M>(rules: RuleSet<M>, text: string): M | undefined {
-  const view = outputView(text, false);
+  const view = outputView(text);
   return view === undefined ? undefined : rules.firstRule(view.text);
 }

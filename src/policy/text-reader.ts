@@ -85,14 +85,15 @@ export class TextReader {
   }
 
   /**
-   * Reads `raw` from `from`: the text read and, with `positions`, where each
-   * of its characters began in `raw`; `to`, how far it read. Unless `final`,
-   * it stops before an escape or a surrogate pair cut off by the end.
+   * Reads `raw`, which follows what it read before: the text read and, with
+   * `positions`, where each of its characters began in `raw`; `to`, how far
+   * it read. Unless `final`, it stops before an escape or a surrogate pair
+   * cut off by the end.
    */
-  read(raw: string, from: number, final: boolean, positions: boolean): { text: string; at: number[]; to: number } {
+  read(raw: string, final: boolean, positions: boolean): { text: string; at: number[]; to: number } {
     let out = '';
     const at: number[] = [];
-    let i = from;
+    let i = 0;
     while (i < raw.length) {
       let cp = raw.charCodeAt(i);
       // A run of printable ASCII reads as written, but a space after a space: copied whole.
@@ -163,7 +164,7 @@ function hex4(raw: string, i: number): number | 'short' | undefined {
 /** The whole of `text` as its reader reads it, or undefined when that is the text as written. */
 export function readerView(text: string, escapes: boolean, positions = true): TextView | undefined {
   if (wholeReadsAsWritten(text, escapes)) return undefined;
-  const { text: read, at } = new TextReader(escapes).read(text, 0, true, positions);
+  const { text: read, at } = new TextReader(escapes).read(text, true, positions);
   if (read === text) return undefined;
   if (positions) at.push(text.length);
   return { text: read, at };

@@ -10,24 +10,13 @@ export interface TextView {
   readonly at: readonly number[];
 }
 
-/** The first index of the view at or after `raw`, an index of the text. */
-export function viewIndex(view: TextView, raw: number): number {
-  let lo = 0;
-  let hi = view.text.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (view.at[mid]! < raw) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Input as its reader reads it; undefined when that is the text as written. */
 export const inputView = (text: string): TextView | undefined => readerView(text, false);
 
 /**
- * Output as its reader reads it, escapes decoded; undefined when that is the
- * text as written. Without `positions` its `at` is left empty: a whole answer
- * read once needs no places, and they cost a number a character.
+ * A whole answer as its reader reads it, escapes decoded; undefined when that
+ * is the text as written. Its `at` is left empty: a whole answer read once
+ * needs no places, and they cost a number a character. (Chunked moderation
+ * reads a stream piece by piece: chunked-moderator.ts.)
  */
-export const outputView = (text: string, positions = true): TextView | undefined => readerView(text, true, positions);
+export const outputView = (text: string): TextView | undefined => readerView(text, true, false);
