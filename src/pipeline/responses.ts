@@ -34,10 +34,11 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.
   const chain = r.previous_response_id ? await svc.responses.chain(org, r.previous_response_id) : undefined;
   const history = chain ? chainItems(chain) : [];
+  // What an item_reference names is this organisation's, or a 404; and prompt, read and counted as the rest of the input.
+  const resolved = await resolveReferences(svc, org, r.input);
   // The request's other members are walked only for a policy: their strings are neither prompt nor free to walk.
   // A policy reads the conversation it goes upstream with as it reads the input: the model's earlier answers were
   // moderated, never scanned as input, and a caller sending them back by hand would have them scanned.
-  const resolved = await resolveReferences(svc, org, r.input);
   const scanning = scansInput(svc, org);
   const input = { instructions: r.instructions, items: scanning ? [...history, ...resolved.items] : resolved.items, raw: scanning ? r.raw : undefined };
   const { texts, groups } = collectInputTexts(input);
