@@ -46,7 +46,7 @@ const MAX_ID_LENGTH = 256;
  */
 const lookable = (id: string): boolean => id.length > 0 && id.length <= MAX_ID_LENGTH && !id.includes('\0');
 
-/** The ids of a row's items, input and output: what findItem looks an item up by. */
+/** The ids of a row's items, input and output: what findItems looks an item up by. */
 function itemIds(row: SaveRow): string[] {
   const ids: string[] = [];
   for (const it of [...row.input, ...row.response.output]) if (typeof it?.id === 'string' && lookable(it.id)) ids.push(it.id);
