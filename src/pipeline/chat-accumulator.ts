@@ -31,7 +31,7 @@ export class StreamAccumulator {
   private readonly trails: Trail<string> | undefined;
   private topTrail: Trail<string> | undefined;
 
-  /** `moderated`: buffered moderation reads this stream (trailTexts); `choices`, the request's `n`, bounds its choice indexes then. */
+  /** `moderated`: buffered moderation reads this stream (trailTexts); `asked`, the request's `n`, bounds its choice indexes then. */
   constructor(moderated = false, private readonly asked?: number) {
     if (moderated) this.trails = new Trail();
   }
@@ -81,7 +81,9 @@ export class StreamAccumulator {
     if (Array.isArray(d.tool_calls)) {
       d.tool_calls.forEach((t, i) => {
         const a = isObj(t) && isObj(t.function) ? t.function.arguments : undefined;
-        if (typeof a === 'string' && a) r.args.set(callIndex(t, i), (r.args.get(callIndex(t, i)) ?? '') + a);
+        if (typeof a !== 'string' || !a) return;
+        const k = callIndex(t, i);
+        r.args.set(k, (r.args.get(k) ?? '') + a);
       });
     }
     const rc = typeof d.reasoning_content === 'string' ? d.reasoning_content : '';

@@ -21,14 +21,12 @@ export class SseOut {
   private pending = '';
   /** UTF-8 bytes of model output sent (or going out with `pending`). */
   private disclosed = 0;
-  /** The response has ended: what comes after is not written. */
+  /** The response has ended: what comes after is not written, and a relay that goes on stops at its next batch (a shutdown's cut). */
   private closed = false;
-  /** The gateway's shutdown cut the stream: the relay stops at its next batch. */
-  private shut = false;
 
   constructor(
     private readonly res: GatewayResponse, private readonly ctx: RequestContext, private readonly passHeaders: PassHeaders,
-    private readonly streams?: OpenStreams,
+    private readonly streams: OpenStreams,
   ) {}
 
   get hasOutput(): boolean { return this.disclosed > 0; }
@@ -46,12 +44,11 @@ export class SseOut {
     this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId], ...this.passHeaders]);
     this.ctx.trace.status_code = 200;
     this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
-    this.streams?.add(this.ctx, () => this.shutDown());
+    this.streams.add(this.ctx, () => this.shutDown());
   }
 
   private shutDown(): void {
     if (this.closed || this.res.aborted) return;
-    this.shut = true;
     this.abort('shutting_down', sseErrorEvent('shutting_down', 'The gateway is shutting down; this stream was cut at the end of its grace period.', this.ctx.requestId));
     // The upstream call goes too, as if the caller had left: the relay may be waiting on its next read.
     this.res.signal.abort();
@@ -68,7 +65,7 @@ export class SseOut {
   }
 
   private callerGone(): typeof STOP | undefined {
-    if (this.shut) return STOP;
+    if (this.closed) return STOP;
     if (!this.res.aborted) return undefined;
     this.clientLeft();
     return STOP;

@@ -30,7 +30,7 @@
 // unreadable rather than released. An escape or a surrogate pair a finish
 // cuts off is read with what comes after it, as a client joins it.
 import type { CompiledPolicy, ModerationRule } from './compile.js';
-import { readsAsWritten, TextReader } from './text-reader.js';
+import { isHighSurrogate, readsAsWritten, TextReader } from './text-reader.js';
 import type { ChunkStep, ChunkedModerator } from './types.js';
 
 /** Text held back past this is refused: see the top of this file. */
@@ -178,8 +178,4 @@ export class WindowedModerator implements ChunkedModerator {
     this.#blocked = { blocked: true, category: hit.category, rule: hit.rule };
     return this.#blocked;
   }
-}
-
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
 }

@@ -1,9 +1,9 @@
 // Buffered output moderation (and non-stream output of chunked-mode
 // organisations): the whole text against every rule in one RE2.Set pass,
-// and as its reader reads it in another where that differs (text-view.ts).
+// and as its reader reads it in another where that differs (text-reader.ts).
 import type { CompiledPolicy } from './compile.js';
 import type { RuleSet } from './rule-set.js';
-import { outputView } from './text-view.js';
+import { outputView } from './text-reader.js';
 import type { OutputVerdict } from './types.js';
 
 export function moderateText(policy: CompiledPolicy, text: string): OutputVerdict {

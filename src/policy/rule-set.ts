@@ -5,6 +5,7 @@
 // run again for positions. Most texts match nothing, so most texts cost one
 // pass instead of one per rule.
 import RE2 from 're2';
+import { isHighSurrogate } from './text-reader.js';
 
 /** One rule as compiled: an RE2 source plus whatever the caller attaches to it. */
 export interface RuleSpec<M> {
@@ -75,7 +76,7 @@ export class RuleSet<M> {
         re.lastIndex = 0;
         for (let m = re.exec(text); m !== null; m = re.exec(text)) {
           if (accept(m.index, m.index + m[0].length)) return this.#metas[i];
-          re.lastIndex = m.index + (isHigh(text.charCodeAt(m.index)) ? 2 : 1);
+          re.lastIndex = m.index + (isHighSurrogate(text.charCodeAt(m.index)) ? 2 : 1);
         }
       }
     }
@@ -123,5 +124,3 @@ export function termsSource(terms: readonly string[], caseSensitive: boolean): s
   });
   return `${caseSensitive ? '' : '(?i)'}(?:${alts.join('|')})`;
 }
-
-const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;

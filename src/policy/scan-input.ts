@@ -5,9 +5,9 @@
 // as one by one (scan-units.ts). Pure and synchronous: the engine runs it
 // inline and the worker runs it as is.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import { crossingSpans, JOINERS, redactUnit, type Replace, type UnitSpan } from './scan-units.js';
+import { crossingSpans, probesOf, redactUnit, type Replace, type UnitSpan } from './scan-units.js';
 import { blockedBy, findSpans, type Span } from './spans.js';
-import { inputView } from './text-view.js';
+import { inputView } from './text-reader.js';
 import type { InputScan } from './types.js';
 
 export type ScanOutcome =
@@ -46,18 +46,18 @@ class Numbering {
 }
 
 export function scanTexts(policy: CompiledPolicy, texts: readonly string[], groups: readonly (readonly number[])[] = []): ScanOutcome {
-  // Each text as a reader sees it, made once for the shield and DLP both.
+  // Each text, and each unit read joined, as a reader sees it: made once for the shield and DLP both.
   const views = texts.map(inputView);
+  const joined = groups.map((members) => probesOf(texts, members));
   const blocks = policy.blocks;
   if (blocks !== undefined) {
     for (let i = 0; i < texts.length; i++) {
       const rule = blockedBy(blocks, texts[i]!, views[i]);
       if (rule !== undefined) return { blocked: true, rule };
     }
-    for (const g of groups) {
-      for (const sep of JOINERS) {
-        const joined = g.map((i) => texts[i]).join(sep);
-        const rule = blockedBy(blocks, joined, inputView(joined));
+    for (const probes of joined) {
+      for (const p of probes) {
+        const rule = blockedBy(blocks, p.text, p.view);
         if (rule !== undefined) return { blocked: true, rule };
       }
     }
@@ -67,10 +67,10 @@ export function scanTexts(policy: CompiledPolicy, texts: readonly string[], grou
   // joined text may run a text's own match into the next, "a@x.io" + "b@x.io" read as "a@x.iob").
   const own = texts.map((t, i) => findSpans(policy, t, views[i]));
   const crossing = new Map<number, { members: readonly number[]; spans: UnitSpan[] }>();
-  for (const members of groups) {
-    const spans = crossingSpans(policy, texts, members, own);
+  groups.forEach((members, g) => {
+    const spans = crossingSpans(policy, texts, members, joined[g]!, own);
     if (spans.length > 0) crossing.set(members[0]!, { members, spans });
-  }
+  });
   const tally = new Tally();
   const replace: Replace = (sub, value) => tally.replacement(sub, value);
   // In text order, so that placeholders are numbered as the values are first met.

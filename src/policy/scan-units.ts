@@ -3,7 +3,7 @@
 // texts with those and their own replaced.
 import type { CompiledPolicy, Substitution } from './compile.js';
 import { findSpans, leftmost, type Span } from './spans.js';
-import { inputView } from './text-view.js';
+import { inputView, type TextView } from './text-reader.js';
 
 /** A span of a unit's texts joined, with what it matched (a probe's text, which may hold its joiner). */
 export interface UnitSpan extends Span {
@@ -19,7 +19,18 @@ export type Replace = (sub: Substitution, value: string) => string;
  * system text has between messages. An address split anywhere is read by the
  * first; a phrase whose halves need a space between them, by the second.
  */
-export const JOINERS = ['', '\n'] as const;
+const JOINERS = ['', '\n'] as const;
+
+/** A unit read joined one way: the joiner, the text, and the text as a reader sees it. */
+export interface Probe { sep: string; text: string; view: TextView | undefined }
+
+/** The unit's texts joined each way (JOINERS). */
+export function probesOf(texts: readonly string[], members: readonly number[]): Probe[] {
+  return JOINERS.map((sep) => {
+    const text = members.map((m) => texts[m]).join(sep);
+    return { sep, text, view: inputView(text) };
+  });
+}
 
 /** Where each member begins in the members joined with nothing between them, and where the last ends. */
 function offsetsOf(texts: readonly string[], members: readonly number[]): number[] {
@@ -73,18 +84,17 @@ function overlapsAny(spans: readonly Span[], start: number, end: number): boolea
  * with nothing between them (a match's joiner is dropped with it), in order
  * and apart.
  */
-export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], members: readonly number[], own: readonly Span[][]): UnitSpan[] {
+export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], members: readonly number[], probes: readonly Probe[], own: readonly Span[][]): UnitSpan[] {
   const offsets = offsetsOf(texts, members);
   const taken = ownSpans(texts, members, offsets, own);
   const spans: UnitSpan[] = [];
-  for (const sep of JOINERS) {
-    const probe = members.map((m) => texts[m]).join(sep);
+  for (const { sep, text: probe, view } of probes) {
     // Position p of the probe in the plain join (a joiner's position is where the next member begins).
     const plain = (p: number): number => {
       const j = memberAt(offsets, p, sep.length);
       return Math.min(p - j * sep.length, offsets[j + 1]!);
     };
-    for (const s of findSpans(policy, probe, inputView(probe))) {
+    for (const s of findSpans(policy, probe, view)) {
       const start = plain(s.start);
       const end = plain(s.end);
       if (end <= start || memberAt(offsets, start) === memberAt(offsets, end - 1) || overlapsAny(taken, start, end)) continue;

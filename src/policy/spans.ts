@@ -2,7 +2,7 @@
 // spans to redact, as written and as a reader sees it (text-reader.ts), and
 // the first shield block rule that matches.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import type { TextView } from './text-view.js';
+import type { TextView } from './text-reader.js';
 import type { RuleHit, RuleSet } from './rule-set.js';
 
 export interface Span {

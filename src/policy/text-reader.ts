@@ -16,12 +16,17 @@
 // A reader reads a stream piece by piece (chunked moderation) at the cost of
 // each piece: it stops before an escape or a surrogate pair the piece cuts
 // off, and goes on from there with the next.
-import type { TextView } from './text-view.js';
+
+/** A reading of a text; `at[i]` is where what reads as `text[i]` begins in the text, `at[text.length]` its end (empty when not asked for). */
+export interface TextView {
+  readonly text: string;
+  readonly at: readonly number[];
+}
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+export const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
 const DROPPED = /^[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]$/u;
@@ -112,7 +117,7 @@ export class TextReader {
         if (e === undefined) break;
         cp = e.cp;
         next = e.end;
-      } else if (isHigh(cp)) {
+      } else if (isHighSurrogate(cp)) {
         if (next === raw.length && !final) break;
         const lo = raw.charCodeAt(next);
         if (isLow(lo)) { cp = ((cp - 0xd800) << 10) + (lo - 0xdc00) + 0x10000; next++; }
@@ -144,7 +149,7 @@ function escapeAt(raw: string, i: number, final: boolean): { cp: number; end: nu
   const unit = hex4(raw, i + 2);
   if (unit === 'short') return final ? { cp: 92, end: i + 1 } : undefined;
   if (unit === undefined) return { cp: 92, end: i + 1 };
-  if (!isHigh(unit)) return { cp: unit, end: i + 6 };
+  if (!isHighSurrogate(unit)) return { cp: unit, end: i + 6 };
   // A high surrogate: the low one's escape completes the character, and may not have come yet.
   if (!final && raw.length < i + 12 && /^(?:\\(?:u[0-9a-fA-F]{0,3})?)?$/.test(raw.slice(i + 6))) return undefined;
   const low = raw.startsWith('\\u', i + 6) ? hex4(raw, i + 8) : undefined;
@@ -162,10 +167,21 @@ function hex4(raw: string, i: number): number | 'short' | undefined {
 }
 
 /** The whole of `text` as its reader reads it, or undefined when that is the text as written. */
-export function readerView(text: string, escapes: boolean, positions = true): TextView | undefined {
+function readerView(text: string, escapes: boolean, positions: boolean): TextView | undefined {
   if (wholeReadsAsWritten(text, escapes)) return undefined;
   const { text: read, at } = new TextReader(escapes).read(text, true, positions);
   if (read === text) return undefined;
   if (positions) at.push(text.length);
   return { text: read, at };
 }
+
+/** Input as its reader reads it, with places, so that a match in it is redacted where it stands; undefined when that is the text as written. */
+export const inputView = (text: string): TextView | undefined => readerView(text, false, true);
+
+/**
+ * A whole answer as its reader reads it, escapes decoded; undefined when that
+ * is the text as written. Its `at` is left empty: a whole answer read once
+ * needs no places, and they cost a number a character. (Chunked moderation
+ * reads a stream piece by piece: chunked-moderator.ts.)
+ */
+export const outputView = (text: string): TextView | undefined => readerView(text, true, false);

@@ -39,32 +39,30 @@ function partSkip(key: string | undefined): ReadonlySet<string> {
 /** `f`, but a base64 or percent-encoded data: URL is read as data-urls.ts says. */
 const urlsAware = (f: MapText): MapText => (t) => (isDataUrl(t) ? mapDataUrl(t, f) : f(t));
 
-/** An object's members with `f` applied: those in `bytes` as bytes, the rest as JSON. */
-function mapMembers(o: Record<string, unknown>, bytes: ReadonlySet<string>, f: MapText): Record<string, unknown> {
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * An object's members outside `skip` with `f` applied: those in `bytes` as
+ * bytes, the rest as JSON. A part's own object members (an image_url, a file,
+ * an input_audio) are walked the same way, one level down, with their bytes.
+ */
+function mapMembers(o: Record<string, unknown>, bytes: ReadonlySet<string>, f: MapText, skip = NONE, part = false): Record<string, unknown> {
   const g = urlsAware(f);
   let out: Record<string, unknown> | undefined;
   for (const k of Object.keys(o)) {
+    if (skip.has(k)) continue;
     const v = o[k];
-    const t = bytes.has(k) ? mapBytes(v, f) : mapJson(v, g);
+    const t = bytes.has(k) ? mapBytes(v, f)
+      : part && v !== null && typeof v === 'object' && !Array.isArray(v) ? mapMembers(v as Record<string, unknown>, k === 'input_audio' ? AUDIO_BYTES : FILE_BYTES, f)
+        : mapJson(v, g);
     if (t !== v) (out ??= { ...o })[k] = t;
   }
   return out ?? o;
 }
 
-/** A part's members besides its type and text: every string, to one level of object (an image_url, a file, an input_audio), bytes as bytes. */
-function mapPartMembers(part: Record<string, unknown>, key: string | undefined, f: MapText): Record<string, unknown> {
-  const skip = partSkip(key);
-  let out: Record<string, unknown> | undefined;
-  for (const k of Object.keys(part)) {
-    if (skip.has(k)) continue;
-    const v = part[k];
-    const t = v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? mapMembers(v as Record<string, unknown>, k === 'input_audio' ? AUDIO_BYTES : FILE_BYTES, f)
-      : FILE_BYTES.has(k) ? mapBytes(v, f) : mapJson(v, urlsAware(f));
-    if (t !== v) (out ??= { ...part })[k] = t;
-  }
-  return out ?? part;
-}
+/** A part's members besides its type and text: every string, to one level of object, bytes as bytes. */
+const mapPartMembers = (part: Record<string, unknown>, key: string | undefined, f: MapText): Record<string, unknown> =>
+  mapMembers(part, FILE_BYTES, f, partSkip(key), true);
 
 /**
  * Content parts with `f` applied to the text each holds under `keyOf(part)`;
