@@ -12,6 +12,8 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { oneUpstreamConfig, UPSTREAM_KEY_ENV } from './helpers/fixtures.js';
@@ -90,6 +92,23 @@ for (const http of HTTP_KINDS) {
       assert.ok(heap1 - heap0 < HEAP_SLACK, `the heap kept ${((heap1 - heap0) / MB).toFixed(1)} MB after ${CALLERS} streams`);
       assert.ok(rss1 - rss0 < RSS_SLACK, `RSS grew by ${((rss1 - rss0) / MB).toFixed(0)} MB`);
       mock.fault = 'none';
+    });
+
+    test('a caller that leaves while sending its body: the request ends, traced 499 client_closed', async () => {
+      gw.traces.rows.length = 0;
+      const requestsBefore = mock.requests.length;
+      const sock = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      await once(sock, 'connect');
+      // A length the body never reaches: the gateway is still reading it when the caller goes.
+      sock.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":"up-model"`);
+      await new Promise((ok) => setTimeout(ok, 100));
+      sock.destroy();
+      // Before the fix, uWS never failed the read: no trace, and shutdown waited out its grace for it.
+      assert.ok(await eventually(() => gw.traces.rows.length === 1, 3_000), 'the abandoned request was traced');
+      const trace = gw.traces.rows[0]!;
+      assert.equal(trace.status_code, 499);
+      assert.equal(trace.error_code, 'client_closed');
+      assert.equal(mock.requests.length, requestsBefore, 'nothing went upstream');
     });
   });
 }

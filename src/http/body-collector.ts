@@ -71,4 +71,11 @@ export class BodyCollector {
   }
 }
 
+/**
+ * Why a body never came whole: the client left while sending it. The reply cannot reach
+ * it, so this only ends the request (traced 499 `client_closed`) instead of leaving the
+ * read waiting, and shutdown waiting on it, for ever.
+ */
+export const clientLeft = (): GatewayError => new GatewayError('invalid_request', 'The request body did not arrive whole: the client closed the connection, or sent it malformed.');
+
 export const EMPTY_BODY = (): Promise<Buffer> => Promise.resolve(Buffer.alloc(0));

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { errorBody, GatewayError } from '../errors.js';
 import { newRequestId } from '../pipeline/request-context.js';
-import { BodyCollector, EMPTY_BODY } from './body-collector.js';
+import { BodyCollector, clientLeft, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
 import { requestHeaders } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
@@ -81,7 +81,8 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
     if (collector.overflowed) response.closeAfter = true;
     req.on('data', (c: Buffer) => { if (!collector.push(c, false)) response.closeAfter = true; });
     req.on('end', () => collector.push(Buffer.alloc(0), true));
-    req.on('error', (e) => collector.fail(e));
+    // node reports the client leaving mid-body as an 'aborted' error: it is the client's doing, not a fault of the gateway's.
+    req.on('error', () => collector.fail(clientLeft()));
     body = () => collector.take();
   }
   return {

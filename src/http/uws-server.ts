@@ -3,7 +3,7 @@
 // await, and every later write happens inside res.cork().
 import { createRequire } from 'node:module';
 import type { HttpResponse, HttpRequest, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { BodyCollector, EMPTY_BODY } from './body-collector.js';
+import { BodyCollector, clientLeft, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
 import { REQUEST_HEADERS, requestHeaders, type RequestHeaderName } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, statusLine, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
@@ -55,11 +55,15 @@ class UwsResponse implements GatewayResponse {
 
   /** HEAD answers carry the headers of a GET and no body; uWS would send the body, so it is withheld here. */
   isHead = false;
+  /** The request body still coming in: uWS sends no last onData after an abort, so the abort fails it. */
+  body: BodyCollector | undefined;
 
   constructor(private readonly res: HttpResponse, private readonly stalledWriteMs: number) {
     res.onAborted(() => {
       this.aborted = true;
       this.finished = true;
+      this.body?.fail(clientLeft());
+      this.body = undefined;
       this.signal.abort();
       this.drain?.();
     });
@@ -152,9 +156,11 @@ function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts
     const collector = new BodyCollector(opts.bodyLimitBytes, len === undefined ? undefined : Number(len));
     if (collector.overflowed) response.closeAfter = true;
     else {
+      response.body = collector;
       res.onData((ab, isLast) => {
         guarded(opts, response, () => {
           if (!collector.push(copyChunk(ab), isLast)) response.closeAfter = true;
+          if (isLast) response.body = undefined;
         });
       });
     }
