@@ -210,6 +210,24 @@ for (const http of HTTP_KINDS) {
       assert.equal(typeof JSON.parse(bodyOf(r.text)).error.code, 'string', r.text);
     });
 
+    test('an HTTP/1.1 request without Host is a 400 (node answered it with an empty body; uWS with its own page)', async () => {
+      const r = await rawExchange(gw.url, Buffer.from('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', 'latin1'));
+      assert.equal(statusOf(r.text), 400, r.text);
+      if (http === 'node') assert.equal(JSON.parse(bodyOf(r.text)).error.code, 'invalid_request', r.text);
+      // HTTP/1.0 may leave Host out.
+      if (http === 'node') assert.equal(statusOf((await rawExchange(gw.url, Buffer.from('GET /healthz HTTP/1.0\r\n\r\n', 'latin1'))).text), 200);
+    });
+
+    test('a repeated Gateway-Dry-Run means its first line on both front ends (node read "true, false" as a paid call)', async () => {
+      const body = '{"model":"mock-echo","messages":[{"role":"user","content":"hi"}]}';
+      const ask = (first: string, second: string) => rawExchange(gw.url, Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`
+        + `Gateway-Dry-Run: ${first}\r\nGateway-Dry-Run: ${second}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`, 'latin1'));
+      // The answer's object, whatever the framing (node may send it chunked).
+      const objectOf = async (first: string, second: string) => /"object":"([^"]+)"/.exec(bodyOf((await ask(first, second)).text))?.[1];
+      assert.equal(await objectOf('true', 'false'), 'route.resolution');
+      assert.equal(await objectOf('false', 'true'), 'chat.completion');
+    });
+
     test('a HEAD the parser refuses gets no body (a body would be read as the next response)', async () => {
       const r = await rawExchange(gw.url, Buffer.from('HEAD /v1/\xc3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'latin1'));
       assert.ok(statusOf(r.text) >= 400 && statusOf(r.text) < 500, r.text);
@@ -237,7 +255,7 @@ for (const http of HTTP_KINDS) {
         req.end();
       });
       try {
-        for (const [method, path, status] of [['HEAD', '/v1/traces/req_nope', 404], ['HEAD', '/v1/models', 405], ['HEAD', '/v1/nope', 404]] as const) {
+        for (const [method, path, status] of [['HEAD', '/v1/traces/req_nope', 404], ['HEAD', '/v1/models', 200], ['HEAD', '/v1/chat/completions', 405], ['HEAD', '/v1/nope', 404]] as const) {
           const head = await ask(method, path);
           assert.equal(head.status, status, path);
           assert.equal(head.body, '');
