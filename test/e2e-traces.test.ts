@@ -3,6 +3,7 @@
 // filters, HEAD, tenant isolation, signed payload links, and the shutdown flush.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import pg from 'pg';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
@@ -134,6 +135,34 @@ describe('traces end to end', () => {
     assert.equal((await fetch(tampered)).status, 403);
     assert.equal((await fetch(b.replace(id, `${id}x`))).status, 403);
     assert.equal((await fetch(b)).status, 200);
+  });
+
+  test('a Host header that is not a host does not aim the payload link; no cache keeps what the API answers', async () => {
+    const res = await chat(acme, { messages: [{ role: 'user', content: 'x' }] });
+    const id = res.headers.get('x-request-id')!;
+    await readTrace(id);
+    const u = new URL(gw.url);
+    const read = (host: string) => new Promise<{ headers: IncomingHttpHeaders; body: any }>((ok, fail) => {
+      httpRequest({ host: u.hostname, port: u.port, path: `/v1/traces/${id}`, headers: { host, authorization: `Bearer ${acme}` } }, (r) => {
+        let body = '';
+        r.setEncoding('utf8');
+        r.on('data', (d) => { body += d; });
+        r.on('end', () => ok({ headers: r.headers, body: JSON.parse(body) }));
+      }).on('error', fail).end();
+    });
+    const named = await read('gw.example:8443');
+    assert.ok(named.body.payload_url.startsWith('http://gw.example:8443/v1/payloads/'), named.body.payload_url);
+    assert.ok((await read('[::1]:8443')).body.payload_url.startsWith('http://[::1]:8443/v1/payloads/'));
+    // Whoever sets such a Host would aim a credential-bearing link at a place of their choosing.
+    for (const host of ['attacker.example/x?', 'attacker.example@evil', 'a b']) {
+      const bad = await read(host);
+      assert.ok(bad.body.payload_url.startsWith(`http://127.0.0.1:${gw.app.services.config.server.port}/v1/payloads/`), `${host}: ${bad.body.payload_url}`);
+    }
+    assert.equal(named.headers['cache-control'], 'no-store');
+    assert.equal(named.headers['x-content-type-options'], 'nosniff');
+    for (const path of ['/v1/traces', '/v1/api-keys', '/v1/routes', '/v1/usage']) {
+      assert.equal((await api(acme, path)).headers.get('cache-control'), 'no-store', path);
+    }
   });
 
   test('HEAD carries status, provider and payload headers', async () => {

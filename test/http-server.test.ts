@@ -88,10 +88,20 @@ for (const http of HTTP_KINDS) {
       const wrong = await raw(gw.url, { method: 'GET', path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` } });
       assert.equal(wrong.status, 405);
       assert.match(String(wrong.headers['x-request-id']), /^req_/);
+      // RFC 9110 asks a 405 to say what the path takes.
+      assert.equal(wrong.headers.allow, 'POST');
+      assert.equal((await raw(gw.url, { method: 'DELETE', path: '/v1/models' })).headers.allow, 'GET, HEAD');
+      // JSON is never read as a page: the 404 echoes the caller's path.
+      assert.equal(missing.headers['x-content-type-options'], 'nosniff');
     });
 
-    test('health and metrics endpoints answer without a key', async () => {
+    test('health and metrics endpoints answer without a key, and HEAD as GET without the body', async () => {
       assert.equal((await raw(gw.url, { method: 'GET', path: '/healthz' })).status, 200);
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        const head = await raw(gw.url, { method: 'HEAD', path });
+        assert.equal(head.status, 200, path);
+        assert.equal(head.body, '', path);
+      }
       const m = await raw(gw.url, { method: 'GET', path: '/metrics' });
       assert.equal(m.status, 200);
       assert.match(m.body, /sluice_requests_total/);

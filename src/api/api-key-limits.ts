@@ -7,7 +7,7 @@ import { budgetSchema, type LimitSpec } from '../config/resilience-schema.js';
 import { GatewayError } from '../errors.js';
 import type { Handler } from '../pipeline/handle-request.js';
 import { readJsonObject } from '../pipeline/read-json.js';
-import { sendJson } from '../pipeline/reply.js';
+import { NO_STORE, sendJson } from '../pipeline/reply.js';
 import type { Services } from '../pipeline/services.js';
 import { usageOf } from '../limits/usage.js';
 import type { KeyView } from '../store/api-keys-repo.js';
@@ -74,7 +74,7 @@ export const patchKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {
   // Not as a revocation: that left a tombstone, and the key was refused with 401 for days (until 2026-11-29).
   if (body.role !== undefined) await svc.management.keyChanged(patched.hash);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ object: 'api_key', ...withLimits(patched.view, limits) }), ctx.requestId);
+  sendJson(res, 200, JSON.stringify({ object: 'api_key', ...withLimits(patched.view, limits) }), ctx.requestId, NO_STORE);
 };
 
 export const keyUsageHandler: Handler = async (svc, ctx, req, res, [id]) => {
@@ -87,5 +87,5 @@ export const keyUsageHandler: Handler = async (svc, ctx, req, res, [id]) => {
   sendJson(res, 200, JSON.stringify({
     object: 'api_key.usage', id, limits: limits && !isEmptySpec(limits) ? limits : null,
     organization_limits: svc.limits.orgSpec(org) ?? null, usage,
-  }), ctx.requestId);
+  }), ctx.requestId, NO_STORE);
 };

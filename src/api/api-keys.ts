@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { Handler } from '../pipeline/handle-request.js';
 import { readJsonObject } from '../pipeline/read-json.js';
-import { sendEmpty, sendJson } from '../pipeline/reply.js';
+import { NO_STORE, sendEmpty, sendJson } from '../pipeline/reply.js';
 import { createKey, listKeys, revokeKey } from '../store/api-keys-repo.js';
 import { requireAdmin } from './management-auth.js';
 import { parse, storedText } from './validate.js';
@@ -23,7 +23,7 @@ export const listKeysHandler: Handler = async (svc, ctx, req, res) => {
   ctx.trace.status_code = 200;
   const keys = await listKeys(svc.pool, org);
   const limits = await getKeyLimits(svc.pool, keys.map((k) => k.id));
-  sendJson(res, 200, JSON.stringify({ object: 'list', data: keys.map((k) => withLimits(k, limits.get(k.id))) }), ctx.requestId);
+  sendJson(res, 200, JSON.stringify({ object: 'list', data: keys.map((k) => withLimits(k, limits.get(k.id))) }), ctx.requestId, NO_STORE);
 };
 
 export const createKeyHandler: Handler = async (svc, ctx, req, res) => {
@@ -32,7 +32,7 @@ export const createKeyHandler: Handler = async (svc, ctx, req, res) => {
   const key = await createKey(svc.pool, org, body.name, body.role);
   const limits = await createKeyLimits(svc, key.id, org, body.limits);
   ctx.trace.status_code = 201;
-  sendJson(res, 201, JSON.stringify({ object: 'api_key', ...key, ...(limits ? { limits } : {}) }), ctx.requestId);
+  sendJson(res, 201, JSON.stringify({ object: 'api_key', ...key, ...(limits ? { limits } : {}) }), ctx.requestId, NO_STORE);
 };
 
 export const revokeKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {

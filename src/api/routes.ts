@@ -5,7 +5,7 @@
 import { GatewayError } from '../errors.js';
 import type { Handler } from '../pipeline/handle-request.js';
 import { readJsonObject } from '../pipeline/read-json.js';
-import { sendEmpty, sendJson } from '../pipeline/reply.js';
+import { NO_STORE, sendEmpty, sendJson } from '../pipeline/reply.js';
 import type { RequestContext } from '../pipeline/request-context.js';
 import type { GatewayResponse } from '../http/types.js';
 import {
@@ -28,7 +28,7 @@ async function uniqueName<T>(write: () => Promise<T>, name: string): Promise<T> 
 
 function reply(ctx: RequestContext, res: GatewayResponse, status: number, body: unknown): void {
   ctx.trace.status_code = status;
-  sendJson(res, status, JSON.stringify(body), ctx.requestId);
+  sendJson(res, status, JSON.stringify(body), ctx.requestId, NO_STORE);
 }
 
 export const listRoutesHandler: Handler = async (svc, ctx, req, res) => {

@@ -4,16 +4,25 @@
 import { GatewayError } from '../errors.js';
 import type { GatewayRequest } from '../http/types.js';
 import type { Handler } from '../pipeline/handle-request.js';
-import { sendEmpty, sendJson } from '../pipeline/reply.js';
+import { NO_STORE, sendEmpty, sendJson } from '../pipeline/reply.js';
 import type { Services } from '../pipeline/services.js';
 import { fetchPayload, getTrace, listTraces, signPayloadUrl, verifyPayloadSignature, type TraceReadOptions } from '../traces/index.js';
 import { requireAdmin } from './management-auth.js';
 import { boolParam } from './query-params.js';
 
+/** A Host header as RFC 9110 allows it: a name or an IP literal, and a port. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * Where the payload links point. Without `server.public_url` the request's own Host is
+ * used; one that is not a host (`evil.example/x?`) would let whoever sets it aim a
+ * credential-bearing link anywhere, so it falls back to the gateway's own address.
+ */
 function baseUrl(svc: Services, req: GatewayRequest): string {
   if (svc.config.server.public_url) return svc.config.server.public_url.replace(/\/+$/, '');
   const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-  return `${proto}://${req.headers.host ?? `127.0.0.1:${svc.config.server.port}`}`;
+  const host = req.headers.host;
+  return `${proto}://${host !== undefined && HOST.test(host) ? host : `127.0.0.1:${svc.config.server.port}`}`;
 }
 
 function readOptions(svc: Services, req: GatewayRequest): TraceReadOptions {
@@ -37,7 +46,7 @@ export const listTracesHandler: Handler = async (svc, ctx, req, res) => {
     aborted: boolParam(q, 'aborted'),
   }, readOptions(svc, req));
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ object: 'list', ...page }), ctx.requestId);
+  sendJson(res, 200, JSON.stringify({ object: 'list', ...page }), ctx.requestId, NO_STORE);
 };
 
 async function findTrace(svc: Services, req: GatewayRequest, org: string, id: string) {
@@ -50,7 +59,7 @@ export const getTraceHandler: Handler = async (svc, ctx, req, res, [id]) => {
   const org = await requireAdmin(svc, ctx, req);
   const trace = await findTrace(svc, req, org, id!);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify(trace), ctx.requestId);
+  sendJson(res, 200, JSON.stringify(trace), ctx.requestId, NO_STORE);
 };
 
 export const headTraceHandler: Handler = async (svc, ctx, req, res, [id]) => {
@@ -73,5 +82,5 @@ export const payloadHandler: Handler = async (svc, ctx, req, res, [id]) => {
   const payload = await fetchPayload(svc.pool, id!);
   if (!payload) throw new GatewayError('not_found', `No payload for "${id}".`);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify(payload), ctx.requestId, [['cache-control', 'private, no-store']]);
+  sendJson(res, 200, JSON.stringify(payload), ctx.requestId, NO_STORE);
 };

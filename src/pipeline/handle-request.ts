@@ -71,15 +71,22 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
   const budgetMs = svc.config.server.turn_budget_ms;
   const turn = budgetMs > 0 ? new TurnBudget(budgetMs, () => svc.metrics.requestsDeferred.inc()) : undefined;
 
-  function find(req: GatewayRequest): { route: Compiled; params: string[] } | GatewayError {
-    const same = exact.get(req.path);
-    if (same) for (const r of same) if (r.method === req.method) return { route: r, params: [] };
-    const segs = req.path.split('/').filter(Boolean);
-    let pathKnown = false;
+  type Found = { route: Compiled; params: string[] };
+
+  function exactFor(method: string, path: string): Found | undefined {
+    const same = exact.get(path);
+    if (same) for (const r of same) if (r.method === method) return { route: r, params: [] };
+    return undefined;
+  }
+
+  /** The route for `method` on the path, undefined when there is none, or the error a malformed segment is. */
+  function routeFor(method: string, path: string, segs: string[]): Found | GatewayError | undefined {
+    const hit = exactFor(method, path);
+    if (hit) return hit;
     for (const r of compiled) {
+      if (r.method !== method) continue;
       const raw = match(r.parts, segs);
       if (!raw) continue;
-      if (r.method !== req.method) { pathKnown = true; continue; }
       const params: string[] = [];
       for (const seg of raw) {
         const p = decodeParam(seg);
@@ -88,8 +95,28 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       }
       return { route: r, params };
     }
+    return undefined;
+  }
+
+  /**
+   * HEAD is GET without the body wherever no HEAD route of its own exists (RFC 9110: every
+   * server supports both), so a load balancer may probe /healthz so; both servers withhold the body.
+   */
+  function find(req: GatewayRequest): Found | GatewayError {
+    const hot = exactFor(req.method, req.path);
+    if (hot) return hot;
+    const segs = req.path.split('/').filter(Boolean);
+    const hit = routeFor(req.method, req.path, segs) ?? (req.method === 'HEAD' ? routeFor('GET', req.path, segs) : undefined);
+    if (hit) return hit;
+    const allowed = new Set<string>();
+    for (const r of compiled) if (match(r.parts, segs)) allowed.add(r.method).add(r.method === 'GET' ? 'HEAD' : r.method);
+    // A 405 names the methods the path has (RFC 9110 asks for Allow), so a client can tell a typo from a wrong verb.
+    if (allowed.size > 0) {
+      const methods = [...allowed];
+      return new GatewayError('method_not_allowed', `${req.method.slice(0, 20)} is not allowed here; use ${methods.join(' or ')}.`, { headers: [['allow', methods.join(', ')]] });
+    }
     // The path is echoed back only as far as it is printable and short: it is the caller's raw bytes.
-    return pathKnown ? new GatewayError('method_not_allowed') : new GatewayError('route_not_found', `No route for ${req.method} ${req.path.slice(0, 200)}.`);
+    return new GatewayError('route_not_found', `No route for ${req.method} ${req.path.slice(0, 200)}.`);
   }
 
   /** Any throw, synchronous or not, becomes a rejected promise: the one catch below then replies. */

@@ -1,6 +1,6 @@
 // Unauthenticated operational endpoints, for load balancers and Prometheus.
 import type { Handler } from './handle-request.js';
-import { sendJson } from './reply.js';
+import { NO_STORE, sendJson } from './reply.js';
 
 export const healthz: Handler = async (_svc, ctx, _req, res) => {
   ctx.trace.status_code = 200;
@@ -12,7 +12,7 @@ export const readyz: Handler = async (svc, ctx, _req, res) => {
   const { ready, checks } = await svc.readiness.check();
   ctx.trace.status_code = ready ? 200 : 503;
   const body = ready ? '{"status":"ready"}' : JSON.stringify({ status: 'not_ready', checks });
-  sendJson(res, ctx.trace.status_code, body, ctx.requestId, [['cache-control', 'no-store']]);
+  sendJson(res, ctx.trace.status_code, body, ctx.requestId, NO_STORE);
 };
 
 export const metricsEndpoint: Handler = async (svc, ctx, _req, res) => {

@@ -5,8 +5,15 @@ import type { GatewayResponse, HeaderList } from '../http/types.js';
 
 export const JSON_TYPE = 'application/json';
 
+/**
+ * For answers no cache may keep: what only an organisation may read (keys, routes,
+ * traces, usage, stored answers; a trace's signed payload link is a credential), and readiness.
+ */
+export const NO_STORE: HeaderList = [['cache-control', 'no-store']];
+
+/** nosniff, as OpenAI's answers carry it: an error echoes the caller's path, and no browser may read JSON as a page. */
 export function sendJson(res: GatewayResponse, status: number, body: string | Buffer, requestId: string, extra: HeaderList = []): void {
-  res.send(status, [['content-type', JSON_TYPE], ['x-request-id', requestId], ...extra], body);
+  res.send(status, [['content-type', JSON_TYPE], ['x-content-type-options', 'nosniff'], ['x-request-id', requestId], ...extra], body);
 }
 
 export function sendEmpty(res: GatewayResponse, status: number, requestId: string, extra: HeaderList = []): void {

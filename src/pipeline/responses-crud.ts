@@ -3,7 +3,7 @@
 // of the organisation may call them, as it may create responses.
 import { GatewayError } from '../errors.js';
 import type { Handler } from './handle-request.js';
-import { sendJson } from './reply.js';
+import { NO_STORE, sendJson } from './reply.js';
 import { authenticate } from './services.js';
 
 const notFound = (id: string) => new GatewayError('not_found', `No response with id "${id}".`, { param: 'response_id' });
@@ -16,7 +16,7 @@ export const getResponse: Handler = async (svc, ctx, req, res, [id]) => {
   const row = await svc.responses.get(ctx.key!.organization_id, id!);
   if (!row) throw notFound(id!);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify(row.response), ctx.requestId);
+  sendJson(res, 200, JSON.stringify(row.response), ctx.requestId, NO_STORE);
 };
 
 export const getResponseInputItems: Handler = async (svc, ctx, req, res, [id]) => {
@@ -26,7 +26,7 @@ export const getResponseInputItems: Handler = async (svc, ctx, req, res, [id]) =
   // Newest first, as the real API lists them by default.
   const data = [...row.input].reverse();
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }), ctx.requestId);
+  sendJson(res, 200, JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }), ctx.requestId, NO_STORE);
 };
 
 export const deleteResponse: Handler = async (svc, ctx, req, res, [id]) => {
@@ -34,5 +34,5 @@ export const deleteResponse: Handler = async (svc, ctx, req, res, [id]) => {
   const row = await svc.responses.delete(ctx.key!.organization_id, id!);
   if (!row) throw notFound(id!);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ id: row.id, object: 'response', deleted: true }), ctx.requestId);
+  sendJson(res, 200, JSON.stringify({ id: row.id, object: 'response', deleted: true }), ctx.requestId, NO_STORE);
 };

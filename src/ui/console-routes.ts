@@ -60,10 +60,8 @@ const consoleAsset: Handler = async (_svc, ctx, req, res, [name]) => {
   serve(file, req.headers['accept-encoding'], ctx.requestId, res);
 };
 
-/** HEAD as GET, without the body (the servers withhold it): a link checker or a load balancer probes the page so. */
+/** HEAD is served as GET without the body, as on every GET route (handle-request.ts). */
 export const consoleRoutes: Route[] = [
   { method: 'GET', pattern: '/ui', handler: consolePage },
-  { method: 'HEAD', pattern: '/ui', handler: consolePage },
   { method: 'GET', pattern: '/ui/assets/:file', handler: consoleAsset },
-  { method: 'HEAD', pattern: '/ui/assets/:file', handler: consoleAsset },
 ];
