@@ -92,6 +92,26 @@ for (const http of HTTP_KINDS) {
       } finally { mock.replay = undefined; }
     });
 
+    test('stream: spaced chunks keep their own text, and an event sent over several data lines reaches the client as one line', async () => {
+      // Python's json.dumps spaces its separators; SSE lets an event's data run over several `data:` lines.
+      const spaced = '{"id": "up-3", "object": "chat.completion.chunk", "created": 5, "model": "up-model-2024", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}, "finish_reason": null}], "x_extra": 1.0}';
+      const split = '{"id":"up-3","object":"chat.completion.chunk","created":5,"model":"up-model-2024","choices":[\ndata: {"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}';
+      mock.replay = { sse: [{ data: spaced }, { data: split }, { data: '[DONE]' }] };
+      try {
+        const res = await post({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+        const rid = res.headers.get('x-request-id')!;
+        const events = await readSse(res);
+        // A line break inside an event ended the client's data line early: the openai SDK failed to parse it.
+        for (const e of events) assert.match(e, /^data: [^\n]*$/, e);
+        assert.equal(events.at(-1), 'data: [DONE]');
+        const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)));
+        assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'hi there');
+        assert.ok(chunks.every((c) => c.id === `chatcmpl_${rid.slice(4)}` && c.model === 'up-model'));
+        // The spaced chunk as the upstream wrote it (JSON.stringify would write 1.0 as 1), with the gateway's id and model.
+        assert.equal(events[0], `data: {"id":"chatcmpl_${rid.slice(4)}", "object": "chat.completion.chunk", "created": 5, "model":"up-model", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}, "finish_reason": null}], "x_extra": 1.0}`);
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: an upstream that ends after its finish reason, with no [DONE], ends the stream whole', async () => {
       // Some OpenAI-compatible servers close after the finish; that chunk goes on unparsed, and still counts as the end.
       const chunk = (delta: object, finish: string | null) => ({ data: `{"id":"up-2","object":"chat.completion.chunk","created":5,"model":"up-model-2024","choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${JSON.stringify(finish)}}]}` });

@@ -67,16 +67,25 @@ export class ChunkWriter {
    * form this expects, and the chunk is then serialised instead.
    */
   private splice(raw: string, id: string, model: string): string | undefined {
-    if (id !== this.seenId) { this.seenId = id; this.idKey = `"id":${JSON.stringify(id)}`; }
-    if (model !== this.seenModel) { this.seenModel = model; this.modelKey = `"model":${JSON.stringify(model)}`; }
-    const i = raw.indexOf(this.idKey);
-    const j = raw.indexOf(this.modelKey);
+    if (id !== this.seenId) { this.seenId = id; this.idKey = `"id":${JSON.stringify(id)}`; this.idSpaced = undefined; }
+    if (model !== this.seenModel) { this.seenModel = model; this.modelKey = `"model":${JSON.stringify(model)}`; this.modelSpaced = undefined; }
+    let i = raw.indexOf(this.idKey);
+    let idLen = this.idKey.length;
+    let j = raw.indexOf(this.modelKey);
+    let modelLen = this.modelKey.length;
+    // Spaced JSON (`"id": "…"`, Python's json.dumps default) is found the slow way, so its
+    // chunks keep their own text too (a `1.0` would come back `1` from JSON.stringify).
+    if (i < 0) [i, idLen] = spacedAt(raw, this.idSpaced ??= spacedKey('id', id));
+    if (j < 0) [j, modelLen] = spacedAt(raw, this.modelSpaced ??= spacedKey('model', model));
     if (i < 0 || j < 0) return undefined;
     const [first, firstLen, firstVal, second, secondLen, secondVal] = i < j
-      ? [i, this.idKey.length, `"id":${this.id}`, j, this.modelKey.length, `"model":${this.model}`]
-      : [j, this.modelKey.length, `"model":${this.model}`, i, this.idKey.length, `"id":${this.id}`];
+      ? [i, idLen, `"id":${this.id}`, j, modelLen, `"model":${this.model}`]
+      : [j, modelLen, `"model":${this.model}`, i, idLen, `"id":${this.id}`];
     return raw.slice(0, first) + firstVal + raw.slice(first + firstLen, second) + secondVal + raw.slice(second + secondLen);
   }
+
+  private idSpaced: RegExp | undefined;
+  private modelSpaced: RegExp | undefined;
 
   private serialise(chunk: ChatChunk): string {
     // An upstream chunk (it has an id) keeps its key order and its own created; a translator's gets the stream's head.
@@ -102,6 +111,17 @@ export class ChunkWriter {
     const g = gateway ? `,"gateway":${JSON.stringify(gateway)}` : '';
     return `data: ${this.head},"choices":[],"usage":${JSON.stringify(usage)}${g}}\n\n`;
   }
+}
+
+/** `"key" : "value"` with any JSON whitespace around the colon, for that one value. */
+function spacedKey(key: string, value: string): RegExp {
+  return new RegExp(`"${key}"[ \\t\\r\\n]*:[ \\t\\r\\n]*${JSON.stringify(value).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
+}
+
+/** Where the first match starts, and its length; -1 when there is none. */
+function spacedAt(raw: string, key: RegExp): [number, number] {
+  const m = key.exec(raw);
+  return m ? [m.index, m[0].length] : [-1, 0];
 }
 
 export const DONE = 'data: [DONE]\n\n';

@@ -247,7 +247,11 @@ class StreamExchange extends Exchange implements StreamBatches {
         }
       },
       onEvent: (e) => {
-        for (const ev of translator.event(e.event, e.data)) {
+        // An event sent over several `data:` lines reaches here joined by line breaks, which in
+        // JSON can only be whitespace between tokens. Relayed as written, each would end the
+        // client's data line early and break its parse; a space means the same and keeps one line.
+        const data = e.data.includes('\n') ? e.data.replaceAll('\n', ' ') : e.data;
+        for (const ev of translator.event(e.event, data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
           // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
           if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.finished = true;
