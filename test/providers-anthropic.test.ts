@@ -234,6 +234,24 @@ describe('anthropic adapter', () => {
     assert.throws(() => anthropic.chatResponse({ content: [{ type: 'text', text: 'hi' }, block] }), (e: unknown) => e instanceof GatewayError && e.message === message);
   });
 
+  it('streams a tool call with no arguments as "{}", as its JSON answer reads (it streamed "", which JSON.parse refuses)', () => {
+    const t = anthropic.streamTranslator();
+    const ev = (type: string, body: object) => t.event(type, JSON.stringify({ type, ...body }));
+    const args = (events: ReturnType<typeof ev>) => events.flatMap((e) => (e.type === 'chunk' ? e.chunk.choices.flatMap((c) => c.delta?.tool_calls ?? []) : []))
+      .map((c) => c.function?.arguments ?? '').join('');
+    ev('message_start', { message: { usage: { input_tokens: 3, output_tokens: 0 } } });
+    const streamed: string[] = [];
+    for (const [index, id, fragments] of [[0, 'toolu_1', ['']], [1, 'toolu_2', []], [2, 'toolu_3', ['{"a":', '1}']]] as const) {
+      let all = args(ev('content_block_start', { index, content_block: { type: 'tool_use', id, name: 'f', input: {} } }));
+      for (const partial of fragments) all += args(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: partial } }));
+      all += args(ev('content_block_stop', { index }));
+      streamed.push(all);
+    }
+    assert.deepEqual(streamed, ['{}', '{}', '{"a":1}']);
+    const json = anthropic.chatResponse({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }], stop_reason: 'tool_use', usage: {} });
+    assert.equal(json.choices[0]!.message.tool_calls![0]!.function.arguments, streamed[0]);
+  });
+
   it('extracts Anthropic error details: bad credential and upstream failure', async () => {
     for (const key of ['wrong-key', null]) {
       const res = await send(anthropic.chatRequest(target(key), chat([{ role: 'user', content: PROMPT }])));

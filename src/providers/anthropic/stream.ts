@@ -24,6 +24,8 @@ export function streamTranslator(): StreamTranslator {
   const blocks = new Map<number, number | 'json'>();
   let tools = 0;
   let json = false;
+  /** Tool blocks whose input has had a fragment: one that stops without any had no arguments, which reads `{}`. */
+  const argued = new Set<number>();
   /** The thinking text of the block under way: its signature_delta closes it, and the caller needs both to send it back. */
   let thinking = '';
   return {
@@ -55,6 +57,7 @@ export function streamTranslator(): StreamTranslator {
           if (d?.type === 'text_delta' && typeof d.text === 'string' && d.text !== '') return chunk({ content: d.text });
           if (d?.type === 'input_json_delta' && typeof d.partial_json === 'string' && d.partial_json !== '') {
             const k = blocks.get(ev.index);
+            argued.add(ev.index);
             if (k === 'json') return chunk({ content: d.partial_json });
             if (k !== undefined) return chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] });
             return NOTHING;
@@ -71,6 +74,14 @@ export function streamTranslator(): StreamTranslator {
           }
           return NOTHING;
         }
+        case 'content_block_stop': {
+          // A call with no arguments streams no fragment (or an empty one); the JSON answer, OpenAI
+          // and Gemini all give it "{}", and the openai SDK's JSON.parse of "" throws.
+          const k = blocks.get(ev.index);
+          if (k === undefined || argued.has(ev.index)) return NOTHING;
+          argued.add(ev.index);
+          return k === 'json' ? chunk({ content: '{}' }) : chunk({ tool_calls: [{ index: k, function: { arguments: '{}' } }] });
+        }
         case 'message_delta': {
           readUsage(ev.usage, usage);
           const reason = ev.delta?.stop_reason;
@@ -81,7 +92,7 @@ export function streamTranslator(): StreamTranslator {
         case 'error':
           return [{ type: 'error', message: String(ev.error?.message ?? 'Anthropic stream error.') }];
         default:
-          // content_block_stop, and event types added after this was written (Anthropic's versioning policy allows new ones).
+          // Event types added after this was written (Anthropic's versioning policy allows new ones).
           return NOTHING;
       }
     },
