@@ -131,6 +131,22 @@ for (const http of HTTP_KINDS) {
       } finally { mock.replay = undefined; }
     });
 
+    test('stream: with n = 2, a body that ends after one choice\'s finish, with no [DONE], was cut short: the SSE error event', async () => {
+      const chunk = (index: number, delta: object, finish: string | null) => ({ data: `{"id":"up-4","object":"chat.completion.chunk","created":5,"model":"up-model-2024","choices":[{"index":${index},"delta":${JSON.stringify(delta)},"finish_reason":${JSON.stringify(finish)}}]}` });
+      const both = [chunk(0, { role: 'assistant', content: 'A' }, null), chunk(1, { role: 'assistant', content: 'B' }, null), chunk(0, {}, 'stop')];
+      try {
+        mock.replay = { sse: [...both, chunk(1, { content: ' partial' }, null)] };
+        const cut = await post({ model: 'up-model', n: 2, messages: [{ role: 'user', content: 'hi' }], stream: true });
+        const events = await readSse(cut);
+        assert.ok(events.at(-1)!.startsWith('event: error'), events.join('\n'));
+        assert.equal((await gw.traces.waitFor(cut.headers.get('x-request-id')!)).stream_aborted, true);
+        // Both finished: whole, [DONE] or not.
+        mock.replay = { sse: [...both, chunk(1, {}, 'stop')] };
+        const whole = await readSse(await post({ model: 'up-model', n: 2, messages: [{ role: 'user', content: 'hi' }], stream: true }));
+        assert.equal(whole.at(-1), 'data: [DONE]', whole.join('\n'));
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: deltas arrive in order and the final chunk carries usage', async () => {
       const stream = await client.chat.completions.create({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
       let text = '';

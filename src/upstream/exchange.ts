@@ -180,10 +180,10 @@ export function requestJson(
   return p.then((body) => ({ body, text: ex.text, headers: ex.headers }));
 }
 
-function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): boolean {
-  if (!choices) return false;
-  for (const c of choices) if (c.finish_reason) return true;
-  return false;
+function finishes(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): number {
+  let n = 0;
+  if (choices) for (const c of choices) if (c.finish_reason) n++;
+  return n;
 }
 
 /** A stream's `ready` once settled. */
@@ -233,7 +233,10 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   protected get holdsBody(): boolean { return false; }
 
-  constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools, private sent: string) {
+  /** Choices whose finish reason came: a stream without a terminator is whole once all the request's `n` have. */
+  private finishedChoices = 0;
+
+  constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools, private sent: string, private readonly choices: number) {
     super(adapter, signal, pools);
     const translator = adapter.streamTranslator();
     const maxEvent = this.limits.maxEventBytes;
@@ -253,8 +256,12 @@ class StreamExchange extends Exchange implements StreamBatches {
         const data = e.data.includes('\n') ? e.data.replaceAll('\n', ' ') : e.data;
         for (const ev of translator.event(e.event, data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
-          // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
-          if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.finished = true;
+          // Finish reasons also count as completion: some OpenAI-compatible servers end without [DONE].
+          // All of them: with n = 2, a body that ends after choice 0's finish cut choice 1 short.
+          if (ev.type === 'chunk' && !this.finished) {
+            const n = ev.plain ? (ev.finishes === true ? 1 : 0) : finishes(ev.chunk.choices);
+            if (n > 0 && (this.finishedChoices += n) >= this.choices) this.finished = true;
+          }
           this.queue.push(ev);
         }
       },
@@ -383,13 +390,13 @@ class StreamExchange extends Exchange implements StreamBatches {
 /**
  * Resolves once the upstream accepted the call; an error status rejects before
  * any byte reaches the caller. `sent` is the body sent, carried to the outcome
- * for the payload archive. Not async, and the exchange resolves with the
+ * for the payload archive; `choices` the request's `n`. Not async, and the exchange resolves with the
  * outcome itself: a stream waits for acceptance with this one promise, where
  * an async frame and a promise to reshape its result were two more, and under
  * a burst of arriving streams all of it lived long enough to be promoted.
  */
-export function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal, sent: string): Promise<StreamOutcome> {
-  const ex = new StreamExchange(adapter, signal, pools, sent);
+export function requestStream(pools: UpstreamPools, adapter: ProviderAdapter, up: UpstreamRequest, signal: ClientSignal, sent: string, choices = 1): Promise<StreamOutcome> {
+  const ex = new StreamExchange(adapter, signal, pools, sent, choices);
   const ready = new Promise<StreamOutcome>((resolve, reject) => { ex.ready = { resolve, reject }; });
   ex.start(pools, up);
   return ready;

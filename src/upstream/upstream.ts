@@ -62,7 +62,7 @@ export class Upstream {
     const adapter = this.adapter(target);
     const up = adapter.chatRequest(target, req);
     const sent = keepSent ? up.body : '';
-    return requestStream(this.pools, adapter, up, signal, sent);
+    return requestStream(this.pools, adapter, up, signal, sent, req.n);
   }
 
   /** A native Responses API call (providers with responses_api): the upstream's response object as parsed, and its text; not async, as chat() is not. */
