@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { stopTestPostgres } from './helpers/pg.js';
@@ -88,6 +89,18 @@ async function signIn(key: string): Promise<void> {
   await page.type('input[name=api-key]', key);
   await page.click('button[type=submit]');
 }
+
+test('the page goes gzipped only where accept-encoding accepts gzip, as RFC 9110 reads it', async () => {
+  const encodingFor = (acceptEncoding: string) => new Promise<string | undefined>((ok, fail) => {
+    httpGet(`${gw.url}/ui`, { headers: { 'accept-encoding': acceptEncoding } }, (r) => { r.resume(); ok(r.headers['content-encoding']); }).on('error', fail);
+  });
+  // A /\bgzip\b/ test sent gzip to the first two, which refuse it, and not to the third.
+  assert.equal(await encodingFor('gzip;q=0, identity'), undefined);
+  assert.equal(await encodingFor('x-gzip-not'), undefined);
+  assert.equal(await encodingFor('GZIP'), 'gzip');
+  assert.equal(await encodingFor('br, gzip'), 'gzip');
+  assert.equal(await encodingFor(''), undefined);
+});
 
 test('the page and its assets: strict CSP, no-sniff, no referrer, long-cached hashed assets, no traversal', async () => {
   const res = await fetch(`${gw.url}/ui`);
@@ -205,6 +218,23 @@ test('send a streamed chat from the playground and see its trace with the right 
   assert.equal(await text('[data-field=cost_usd]'), listedCost);
   assert.equal(await text('[data-field=status_code]'), '200');
   await shot('trace-detail');
+
+  // A trace with retries behind it shows its attempts as JSON (they read "[object Object]").
+  const retried = `req_console_retried_${Date.now()}`;
+  const attempts = [{ provider: 'mock', model: 'mock-echo', status: 503, latency_ms: 7 }];
+  gw.app.services.traces.record({
+    ...trace, request_id: retried, organization_id: 'demo', endpoint: 'chat', error_code: null, disclosed_bytes: 0, dry_run: false,
+    created_at: Date.now(), attempts, fallback_from: null,
+  });
+  await go(`/traces/${retried}`);
+  await page.waitForSelector('[data-field=attempts]', { timeout: 10_000 });
+  assert.deepEqual(JSON.parse(await text('[data-field=attempts]')), attempts);
+  // `.` read as the list itself, shown as one trace; a malformed escape threw in the router and blanked the page.
+  for (const bad of ['.', '%E0']) {
+    await go(`/traces/${bad}`);
+    await page.waitForSelector('[role=alert]', { timeout: 10_000 });
+    assert.equal(await page.$('[data-field=request_id]'), null, bad);
+  }
 
   // The filters narrow the list: nothing streamed=false among one streamed trace.
   await go('/traces');

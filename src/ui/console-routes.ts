@@ -5,6 +5,7 @@
 // The files are loaded once, on the first request for any of them, and kept in
 // memory. The page is locked down by its Content-Security-Policy: scripts and
 // styles only from this origin (no inline script), no plugins, no framing.
+import Negotiator from 'negotiator';
 import { GatewayError } from '../errors.js';
 import type { HeaderList } from '../http/types.js';
 import type { Handler, Route } from '../pipeline/handle-request.js';
@@ -32,7 +33,8 @@ function assets(): ConsoleAssets | undefined {
 const notBuilt = () => new GatewayError('route_not_found', 'The console is not built: run `npm run build`, which bundles ui/ into dist/ui/.');
 
 function serve(a: Asset, acceptEncoding: string | undefined, requestId: string, res: Parameters<Handler>[3]): void {
-  const gzip = a.gzip && /\bgzip\b/.test(acceptEncoding ?? '');
+  // As RFC 9110 reads the header: `gzip;q=0` refuses it, and `GZIP` or `*` accepts it.
+  const gzip = a.gzip && new Negotiator({ headers: { 'accept-encoding': acceptEncoding ?? '' } }).encoding(['gzip', 'identity']) === 'gzip';
   res.send(200, [
     ['content-type', a.type],
     ['cache-control', a.immutable ? 'public, max-age=31536000, immutable' : 'no-cache'],

@@ -58,6 +58,15 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string
   );
 }
 
+/** A hash segment as text; a malformed escape (`%E0`), which decodeURIComponent throws on and would blank the page, is kept as typed. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function App() {
   const [signedIn, setSignedIn] = useState(!!session.get());
   const [notice, setNotice] = useState('');
@@ -73,7 +82,7 @@ function App() {
   const dark = theme ? theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
   if (!signedIn) return <SignIn notice={notice} onSignedIn={() => { setNotice(''); setSignedIn(true); }} />;
   const [page = 'overview', arg] = hash.replace(/^#\/?/, '').split('/');
-  const body = page === 'traces' && arg ? <TraceDetail id={decodeURIComponent(arg)} />
+  const body = page === 'traces' && arg ? <TraceDetail id={decoded(arg)} />
     : page === 'traces' ? <Traces /> : page === 'keys' ? <Keys /> : page === 'routes' ? <Routes />
     : page === 'playground' ? <Playground /> : <Overview theme={theme || (dark ? 'dark' : 'light')} />;
   return (

@@ -79,6 +79,8 @@ const json = (v: unknown): string => JSON.stringify(v, null, 2);
  * followed at once (the playground's request_id) can arrive first: a 404 is retried for a few seconds.
  */
 async function loadTrace(id: string): Promise<Trace> {
+  // The browser reads `/v1/traces/.` (or `%2E`) as the list itself, which would show as if it were one trace.
+  if (id === '' || id === '.' || id === '..') throw new ApiError(404, 'not_found', 'No such trace.', null);
   const deadline = Date.now() + 3000;
   for (;;) {
     try {
@@ -111,7 +113,7 @@ export function TraceDetail({ id }: { id: string }) {
     <div>
       <div class="toolbar"><h1>Trace <code>{t.request_id}</code></h1><a href="#/traces">← All traces</a></div>
       <dl class="fields">{Object.entries(t).filter(([k]) => k !== 'payload_url').map(([k, v]) => (
-        <div key={k}><dt>{k}</dt><dd data-field={k}>{v === null ? '–' : k === 'cost_usd' ? usd(v as number) : String(v)}</dd></div>
+        <div key={k}><dt>{k}</dt><dd data-field={k}>{v === null ? '–' : k === 'cost_usd' ? usd(v as number) : typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd></div>
       ))}</dl>
       <h2>Payload</h2>
       {!t.payload_url ? <p class="muted">No payload archive: this organisation does not store payloads (<code>store_payloads</code> in the config).</p>
