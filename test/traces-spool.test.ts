@@ -34,6 +34,41 @@ test('records decode in order; a corrupt middle record is skipped, later ones ke
   assert.deepEqual(seg.bad.map((x) => x.reason), ['checksum mismatch']);
 });
 
+test('a corrupt length in the middle: the records after it are found by their checksums, and the segment is kept as .bad', async () => {
+  const dataDir = tempDir();
+  const spoolDir = join(dataDir, 'trace-spool');
+  const spool = new Spool(spoolDir, 'never', 1000);
+  const batches = [batch('org_len', 3), batch('org_len', 4), batch('org_len', 5)];
+  for (const b of batches) await spool.append(b);
+  await spool.close();
+  const [file] = readdirSync(spoolDir);
+  const path = join(spoolDir, file ?? '');
+  const data = readFileSync(path);
+  // The second record's length now runs past the end: before, nothing after it was framed, and the third record was lost unreported.
+  data.writeUInt32LE(0x00ffffff, encodeRecord(batches[0]!).length);
+  writeFileSync(path, data);
+  const seg = decodeSegment('seg', data);
+  assert.deepEqual(seg.batches.map((x) => x.length), [3, 5]);
+  assert.deepEqual(seg.bad.map((b) => [b.reason, b.torn]), [['truncated record', false]]);
+
+  const p = new TracePipeline({ pool, settings: traceSettings(), dataDir, logger: capturingLogger() });
+  p.start();
+  await p.close();
+  assert.deepEqual(await countRows(pool, 'organization_id = $1', ['org_len']), { rows: 8, distinct: 8 });
+  assert.equal(p.metrics.badSpoolRecords, 1);
+  assert.deepEqual(readdirSync(spoolDir), [`${file}.bad`], 'kept for inspection, and never replayed again');
+});
+
+test('noise is read in bounded time: no record is framed, and nothing hangs', () => {
+  const noise = Buffer.alloc(4 * 1024 * 1024);
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+  const started = performance.now();
+  const seg = decodeSegment('noise', noise);
+  assert.equal(seg.batches.length, 0);
+  assert.ok(seg.bad.length >= 1);
+  assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+});
+
 test('a truncated last record: replay keeps the good records and reports the bad one', async () => {
   const dataDir = tempDir();
   const spoolDir = join(dataDir, 'trace-spool');
@@ -56,7 +91,7 @@ test('a truncated last record: replay keeps the good records and reports the bad
   assert.equal(p.metrics.badSpoolRecords, 1);
   assert.equal(logger.errors.length, 1);
   assert.match(JSON.stringify(logger.errors[0]), /truncated record/);
-  assert.deepEqual(readdirSync(spoolDir), [], 'the replayed segment is deleted');
+  assert.deepEqual(readdirSync(spoolDir), [], 'the replayed segment is deleted: a torn tail is a crash\'s, not corruption');
 });
 
 test('replaying a segment twice (crash before delete) writes no duplicates', async () => {

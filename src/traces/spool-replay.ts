@@ -14,6 +14,8 @@ export interface ReplayProgress {
 }
 
 export interface ReplayHooks {
+  /** traces.write_timeout_ms, per batch. */
+  timeoutMs: number;
   onBatch(inserted: number, duplicates: number): void;
   /** Called once per unreadable record, the first time this process reads the segment. */
   onBad(bad: BadRecord): void;
@@ -21,7 +23,8 @@ export interface ReplayHooks {
 
 /**
  * Throws on the first batch Postgres refuses, leaving `progress` at the batch
- * to resume from. Deletes the segment once every good batch is committed.
+ * to resume from. Deletes the segment once every good batch is committed (keeps
+ * it as `.bad` when more than a torn tail was unreadable).
  */
 export async function replaySegment(
   spool: Spool, pool: pg.Pool, partitions: PartitionKeeper, path: string, progress: ReplayProgress,
@@ -32,8 +35,8 @@ export async function replaySegment(
   progress.badReported = true;
   for (; progress.done < batches.length; progress.done++) {
     const batch = batches[progress.done] as NonNullable<(typeof batches)[number]>;
-    const res = await writeBatch(pool, partitions, batch, true);
+    const res = await writeBatch(pool, partitions, batch, true, hooks.timeoutMs);
     hooks.onBatch(res.inserted, batch.length - res.inserted);
   }
-  await spool.remove(path);
+  await spool.remove(path, bad.some((b) => !b.torn));
 }

@@ -6,7 +6,8 @@
 //   u32 LE payload length | u32 LE CRC32(payload) | msgpack(TraceRecord[])
 // A process only appends to its own active segment, and a new process never
 // reopens an old one, so a record torn by a crash can only be the last record
-// of a segment. Replay skips any record whose CRC fails and reports it.
+// of a segment. Replay skips any record whose CRC fails and reports it; past a
+// corrupt length it finds the next record by its CRC.
 //
 // Fsync policy (settings.spool_fsync):
 //  - always (default): fdatasync after every record, before append() resolves,
@@ -16,7 +17,7 @@
 //  - never: the OS decides. Still survives kill -9, because write() has put the
 //    bytes in the page cache before append() resolves.
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
-import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
@@ -32,7 +33,8 @@ const HEADER = 8;
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
 const NAME = /^seg-(\d{16})\.spool$/;
 
-export interface BadRecord { segment: string; offset: number; reason: string }
+/** `torn`: a truncated last record with nothing after it, as a crash mid-append leaves; anything else is corruption. */
+export interface BadRecord { segment: string; offset: number; reason: string; torn: boolean }
 export interface SegmentContents { batches: TraceRecord[][]; bad: BadRecord[] }
 
 /** Rows, however they were buffered: a line encoded in a gateway thread is stored as the row it encodes. */
@@ -45,22 +47,57 @@ export function encodeRecord(rows: readonly BufferedTrace[]): Buffer {
   return out;
 }
 
+/** msgpack's array headers (fixarray, array 16, array 32): every record's body is an array of rows. */
+const isArrayHeader = (b: number | undefined): boolean => b !== undefined && ((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd);
+
+type Framed = { rows: TraceRecord[]; next: number } | { reason: string };
+
+/** The record at `off`: its rows and where the next begins, or why it is not one. */
+function recordAt(data: Buffer, off: number): Framed {
+  if (data.length - off < HEADER) return { reason: 'truncated header' };
+  const len = data.readUInt32LE(off);
+  if (off + HEADER + len > data.length) return { reason: 'truncated record' };
+  const body = data.subarray(off + HEADER, off + HEADER + len);
+  if (crc32(body) !== data.readUInt32LE(off + 4)) return { reason: 'checksum mismatch' };
+  try {
+    return { rows: packr.unpack(body) as TraceRecord[], next: off + HEADER + len };
+  } catch {
+    return { reason: 'undecodable record' };
+  }
+}
+
+/**
+ * The first offset from `from` where a whole record with a matching checksum
+ * begins, or -1. A corrupt length frames nothing after it, so the records
+ * behind it are found by their checksums instead. Cheap tests come first (an
+ * array header where the body starts, a length that fits), and the checksums
+ * computed are bounded by a few times the segment, so a segment of noise
+ * cannot hold the writer's thread.
+ */
+function resync(data: Buffer, from: number): number {
+  let budget = 4 * data.length;
+  for (let c = from; c + HEADER < data.length && budget > 0; c++) {
+    if (!isArrayHeader(data[c + HEADER])) continue;
+    const len = data.readUInt32LE(c);
+    if (len === 0 || c + HEADER + len > data.length) continue;
+    budget -= len;
+    if (crc32(data.subarray(c + HEADER, c + HEADER + len)) === data.readUInt32LE(c + 4)) return c;
+  }
+  return -1;
+}
+
 export function decodeSegment(segment: string, data: Buffer): SegmentContents {
   const batches: TraceRecord[][] = [];
   const bad: BadRecord[] = [];
   let off = 0;
   while (off < data.length) {
-    if (data.length - off < HEADER) { bad.push({ segment, offset: off, reason: 'truncated header' }); break; }
-    const len = data.readUInt32LE(off);
-    const sum = data.readUInt32LE(off + 4);
-    // A length past the end is a torn write, or a corrupt length: nothing after it can be framed.
-    if (off + HEADER + len > data.length) { bad.push({ segment, offset: off, reason: 'truncated record' }); break; }
-    const body = data.subarray(off + HEADER, off + HEADER + len);
-    if (crc32(body) !== sum) bad.push({ segment, offset: off, reason: 'checksum mismatch' });
-    else {
-      try { batches.push(packr.unpack(body) as TraceRecord[]); } catch { bad.push({ segment, offset: off, reason: 'undecodable record' }); }
-    }
-    off += HEADER + len;
+    const r = recordAt(data, off);
+    if ('rows' in r) { batches.push(r.rows); off = r.next; continue; }
+    // A torn last record is the common case, and nothing follows it; otherwise the next good record.
+    const next = resync(data, off + 1);
+    bad.push({ segment, offset: off, reason: r.reason, torn: next < 0 && r.reason.startsWith('truncated') });
+    if (next < 0) break;
+    off = next;
   }
   return { batches, bad };
 }
@@ -162,8 +199,14 @@ export class Spool {
     return decodeSegment(path, await readFile(path));
   }
 
-  async remove(path: string): Promise<void> {
-    await unlink(path);
+  /**
+   * Deletes a replayed segment, or, when some of it was corrupt (more than a
+   * crash's torn tail), keeps it as `<name>.bad`, never replayed again, for
+   * whoever investigates the disk.
+   */
+  async remove(path: string, corrupt = false): Promise<void> {
+    if (corrupt) await rename(path, `${path}.bad`);
+    else await unlink(path);
   }
 
   async close(): Promise<void> {
