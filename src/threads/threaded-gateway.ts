@@ -188,25 +188,30 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     }, delay).unref();
   }
 
+  /** Asks every serving gateway to drain (its requests end, its traces come here) and waits until each has. */
+  function drainServing(): Promise<unknown> {
+    return Promise.all(threads.map((w) => new Promise<void>((ok) => {
+      w.onMessage((m: FromThread) => { if (m.type === 'closed') ok(); });
+      w.onExit(() => ok());
+      send(w, { type: 'drain' });
+    })));
+  }
+
   try {
     // Every thread binds the same port. uWebSockets.js does not share an ephemeral port, so
     // port 0 is resolved to a free port first (tests, benchmarks), which every thread then binds.
     const port = o.port === 0 ? await freePort(o.host) : o.port;
     const first = await spawn(0, port);
     threads.push(first.worker);
-    const rest = await Promise.all(Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port)));
-    threads.push(...rest.map((r) => r.worker));
+    // Each joins `threads` as it is ready: it serves from then on, and a failed start drains it.
+    await Promise.all(Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port).then((r) => { threads.push(r.worker); })));
     o.log.info({ port: first.port, http: first.http, threads: o.threads, processes: asProcesses, embeddedPostgres: db.embedded }, 'sluice listening');
     return {
       port: first.port,
       databaseUrl: db.url,
       async close() {
         closing = true;
-        await Promise.all(threads.map((w) => new Promise<void>((ok) => {
-          w.onMessage((m: FromThread) => { if (m.type === 'closed') ok(); });
-          w.onExit(() => ok());
-          send(w, { type: 'drain' });
-        })));
+        await drainServing();
         for (const w of threads) w.end();
         await limitStore.close();
         await pipeline.close();
@@ -214,6 +219,11 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
       },
     };
   } catch (err) {
+    // A gateway that started has been serving (the port was open) while another failed: it
+    // drains as at shutdown, so its requests end and their traces are kept. Ended at once, its
+    // traces were lost and node aborted on the uWS handles it still held.
+    closing = true;
+    await drainServing();
     for (const w of spawned) w.end();
     await limitStore.close();
     await pipeline.close().catch(() => {});
