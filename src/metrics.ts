@@ -53,6 +53,7 @@ export function exposeTraceMetrics(metrics: Metrics, source: { readonly metrics:
   metrics.addGauge('sluice_traces_spooled', 'Trace rows written to the local spool since start', read('rowsSpooled'));
   metrics.addGauge('sluice_traces_replayed', 'Spooled trace rows later committed', read('rowsReplayed'));
   metrics.addGauge('sluice_traces_bad_spool_records', 'Spool records that failed their checksum', read('badSpoolRecords'));
+  metrics.addGauge('sluice_traces_lost', 'Trace rows neither Postgres nor the spool took (recorded after close, or at shutdown with both failing)', read('rowsLost'));
   metrics.addGauge('sluice_traces_buffered', 'Trace rows in memory, not yet in Postgres or the spool', read('bufferDepth'));
   // Only the process's one trace writer reports these today; were there several, up means every one is.
   metrics.addGauge('sluice_traces_postgres_up', '1 while the trace writer reaches Postgres', read('postgresAvailable'), 'min');

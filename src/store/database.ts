@@ -12,10 +12,17 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How long a query waits for a connection, new or pooled, before it fails. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How long closing waits for the pool's clients to come back. */
+const END_WAIT_MS = 5_000;
+
 export async function openDatabase(opts: { url?: string | undefined; dataDir: string; log?: (m: string) => void; max?: number }): Promise<Database> {
   const embedded = opts.url ? undefined : await startEmbeddedPostgres(opts.dataDir, opts.log);
   const url = opts.url ?? embedded!.url;
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, idleTimeoutMillis: 30_000 });
+  // A Postgres that accepts connections and never answers would hold every connect for ever:
+  // a cold key lookup would then never become its 503, nor a management call its error.
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, idleTimeoutMillis: 30_000, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // A Postgres restart kills idle clients; without a listener the pool's error event would crash the process.
   pool.on('error', (err) => opts.log?.(`postgres pool: ${err.message}`));
   try {
@@ -30,7 +37,8 @@ export async function openDatabase(opts: { url?: string | undefined; dataDir: st
     url,
     embedded: !!embedded,
     async close() {
-      await pool.end().catch(() => {});
+      // end() waits for every client to come back; one whose query Postgres never answers never does.
+      await Promise.race([pool.end().catch(() => {}), new Promise((r) => setTimeout(r, END_WAIT_MS).unref())]);
       await embedded?.stop();
     },
   };

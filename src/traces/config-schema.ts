@@ -22,6 +22,12 @@ export const traceSettingsSchema = z.object({
    */
   spool_fsync: spoolFsyncSchema.default('always'),
   spool_fsync_interval_ms: z.number().int().min(10).max(60_000).default(1000),
+  /**
+   * How long one batch may take to reach Postgres (partition check, connection, COPY)
+   * before it is given up and spooled: a Postgres that accepts connections and never
+   * answers must not hold the writer, and the rows behind it, for ever.
+   */
+  write_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
   payload_url: z.object({
     /** Name of the environment variable holding the HMAC secret, never the secret itself. */
     secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').default('SLUICE_PAYLOAD_SECRET'),

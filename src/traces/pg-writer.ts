@@ -16,9 +16,6 @@ import { checkIn, checkOut } from '../store/checked-out.js';
 const TRACE_COLS = TRACE_COLUMNS.join(', ');
 const PAYLOAD_COLS = PAYLOAD_COLUMNS.join(', ');
 
-/** A COPY that never completes (half-open TCP) would stall the writer forever; past this, the connection is destroyed. */
-const WRITE_TIMEOUT_MS = 30_000;
-
 export interface WriteResult {
   /** Rows newly inserted into `traces` (fewer than the batch when replay skipped duplicates). */
   inserted: number;
@@ -71,33 +68,61 @@ async function encodePayloads(rows: readonly BufferedTrace[]): Promise<string> {
   return encodePayloadRows(withPayload.map((trace, i) => ({ trace, body: bodies[i] as Buffer })));
 }
 
-export async function writeBatch(
-  pool: pg.Pool, partitions: PartitionKeeper, rows: readonly BufferedTrace[], idempotent: boolean,
+/** traces.write_timeout_ms's default. */
+export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+
+/** Ends a checked-out client's socket: its pending query rejects, which releases whoever awaits it. */
+function destroySocket(client: pg.PoolClient): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/**
+ * Writes the batch, or rejects within `timeoutMs` whatever Postgres does. The
+ * clock covers every step, the partition check and the wait for a connection
+ * too: a Postgres that accepts connections and never answers (a half-open TCP
+ * path, a hung server) held the writer there for ever, with every later row
+ * behind it in memory and shutdown waiting on it. Past the deadline a client
+ * in hand has its socket ended, and one that arrives later is destroyed.
+ */
+export function writeBatch(
+  pool: pg.Pool, partitions: PartitionKeeper, rows: readonly BufferedTrace[], idempotent: boolean, timeoutMs = DEFAULT_WRITE_TIMEOUT_MS,
 ): Promise<WriteResult> {
-  if (rows.length === 0) return { inserted: 0 };
-  const payloads = await encodePayloads(rows);
-  await partitions.ensureFor(pool, rows.map((r) => r.created_at));
-  const client = await checkOut(pool);
+  if (rows.length === 0) return Promise.resolve({ inserted: 0 });
+  let client: pg.PoolClient | undefined;
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    // Ending the socket makes the pending COPY reject, which releases the writer.
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-  }, WRITE_TIMEOUT_MS);
-  try {
-    const inserted = await writeInTransaction(client, rows, payloads, idempotent);
-    checkIn(client);
-    return { inserted };
-  } catch (err) {
-    // A failed connection must not return to the pool; a healthy one only needs its transaction rolled back.
-    let broken = timedOut;
-    // ROLLBACK outside a transaction is only a warning, so it doubles as a liveness check.
-    if (!broken) await client.query('ROLLBACK').catch(() => { broken = true; });
-    checkIn(client, broken ? (err as Error) : undefined);
-    throw err;
-  } finally {
-    clearTimeout(timer);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_ok, fail) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      if (client) destroySocket(client);
+      fail(new Error(`Postgres did not take the trace batch within ${timeoutMs} ms (traces.write_timeout_ms)`));
+    }, timeoutMs);
+  });
+
+  async function write(): Promise<WriteResult> {
+    const payloads = await encodePayloads(rows);
+    await partitions.ensureFor(pool, rows.map((r) => r.created_at));
+    const c = await checkOut(pool);
+    if (timedOut) { checkIn(c, new Error('trace write timed out')); throw new Error('trace write timed out'); }
+    client = c;
+    try {
+      const inserted = await writeInTransaction(c, rows, payloads, idempotent);
+      checkIn(c);
+      return { inserted };
+    } catch (err) {
+      // A failed connection must not return to the pool; a healthy one only needs its transaction rolled back.
+      let broken: boolean = timedOut;
+      // ROLLBACK outside a transaction is only a warning, so it doubles as a liveness check.
+      if (!broken) await c.query('ROLLBACK').catch(() => { broken = true; });
+      checkIn(c, broken ? (err as Error) : undefined);
+      throw err;
+    }
   }
+
+  const written = write();
+  // Past the deadline nobody awaits it: its own failure is expected then, not unhandled.
+  written.catch(() => {});
+  return Promise.race([written, late]).finally(() => clearTimeout(timer));
 }
 
 /** SQLSTATE 23505: the direct COPY met a request_id that is already stored. */

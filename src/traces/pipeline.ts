@@ -124,8 +124,9 @@ export class TracePipeline implements TraceSink {
     this.state = 'closing';
     this.downUntil = 0;
     clearInterval(this.maintenance);
-    // The caller ends the pool after close(); no query of ours may still be running then.
-    await this.maintaining;
+    // The caller ends the pool after close(); no query of ours may still be running then. One that
+    // Postgres never answers is not waited for past a write's deadline: it would hold shutdown for ever.
+    await Promise.race([this.maintaining, new Promise((r) => setTimeout(r, this.s.write_timeout_ms).unref())]);
     this.wake();
     await this.loop;
     // From here on record() writes straight to the spool; nothing may land in a buffer no loop drains.
@@ -218,24 +219,31 @@ export class TracePipeline implements TraceSink {
   }
 
   private async flush(batch: BufferedTrace[]): Promise<void> {
-    if (!this.pgUp()) { await this.toSpool(batch); return; }
+    if (this.pgUp() && await this.intoPostgres(batch)) return;
+    await this.toSpool(batch);
+  }
+
+  /** True once Postgres holds the batch; false (Postgres marked down) when it did not take it. */
+  private async intoPostgres(batch: BufferedTrace[]): Promise<boolean> {
+    const timeout = this.s.write_timeout_ms;
     try {
-      await writeBatch(this.pool, this.partitions, batch, false);
+      await writeBatch(this.pool, this.partitions, batch, false, timeout);
       this.c.rowsWritten += batch.length;
       this.markUp();
-      return;
+      return true;
     } catch (err) {
-      if (!isDuplicateError(err)) { this.markDown(err); await this.toSpool(batch); return; }
+      if (!isDuplicateError(err)) { this.markDown(err); return false; }
     }
     // A request_id already stored (a retried record): keep the new rows, skip the old.
     try {
-      const { inserted } = await writeBatch(this.pool, this.partitions, batch, true);
+      const { inserted } = await writeBatch(this.pool, this.partitions, batch, true, timeout);
       this.c.rowsWritten += inserted;
       this.c.duplicatesSkipped += batch.length - inserted;
       this.markUp();
+      return true;
     } catch (err) {
       this.markDown(err);
-      await this.toSpool(batch);
+      return false;
     }
   }
 
@@ -245,9 +253,18 @@ export class TracePipeline implements TraceSink {
       this.c.rowsSpooled += batch.length;
       this.spoolPending = true;
     } catch (err) {
-      // The disk refused too: hold the batch in memory and retry, rather than drop it.
       this.c.spoolErrors++;
       this.log?.error({ err, rows: batch.length }, 'trace spool append failed; retrying');
+      // The disk refused. Postgres takes the batch if it answers (it may be back while the disk
+      // is not: a spilled batch used to wait for the disk alone, with every row since behind it).
+      if (this.pgUp() && await this.intoPostgres(batch)) return;
+      if (this.state === 'closing') {
+        // Neither takes it and the process is ending: held in memory, the rows would go with it.
+        this.c.rowsLost += batch.length;
+        this.log?.error({ rows: batch.length }, 'traces lost at shutdown: neither Postgres nor the spool took them');
+        return;
+      }
+      // Held in memory and tried again, rather than dropped.
       this.spill.unshift(batch);
       await new Promise((r) => setTimeout(r, BACKOFF_MAX_MS / 5));
     }
@@ -262,6 +279,7 @@ export class TracePipeline implements TraceSink {
     this.progress.set(path, progress);
     try {
       await replaySegment(this.spool, this.pool, this.partitions, path, progress, {
+        timeoutMs: this.s.write_timeout_ms,
         onBatch: (inserted, duplicates) => { this.c.rowsReplayed += inserted; this.c.duplicatesSkipped += duplicates; },
         onBad: (bad) => { this.c.badSpoolRecords++; this.log?.error(bad, 'unreadable trace spool record skipped'); },
       });
