@@ -238,7 +238,11 @@ export type StreamEvent =
   }
   | { type: 'error'; message: string }
   /** A native Responses API event (`POST /responses` upstreams), passed through as the upstream sent it. */
-  | { type: 'event'; name: string; data: Record<string, unknown>; raw: string }
+  | {
+    type: 'event'; name: string; data: Record<string, unknown>;
+    /** The upstream's text of it; undefined where it cannot go as written (sent over several data lines). */
+    raw: string | undefined;
+  }
   | { type: 'done' };
 
 export interface StreamTranslator {

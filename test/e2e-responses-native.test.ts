@@ -113,6 +113,24 @@ for (const http of HTTP_KINDS) {
       } finally { mock.replay = undefined; }
     });
 
+    test('stream: an event the upstream sent over several data lines reaches the client on one, and the openai SDK reads it', async () => {
+      const shell = (status: string) => `{"id":"resp_ml","object":"response","created_at":1,"status":"${status}","model":"up-x","output":[],"usage":null}`;
+      try {
+        mock.replay = { sse: [
+          { event: 'response.created', data: `{"type":"response.created",\ndata: "sequence_number":0,"response":${shell('in_progress')}}` },
+          { event: 'response.completed', data: `{"type":"response.completed","sequence_number":1,"response":${shell('completed')}}` },
+        ] };
+        const raw = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'nat-model', input: 'x', stream: true }) });
+        const events = await readSse(raw);
+        // Relayed as written, the line break ended the data line: the openai SDK failed to parse `{"type":"response.created",`.
+        for (const e of events) assert.match(e, /^event: [\w.]+\ndata: [^\n]*$/, e);
+        assert.equal(JSON.parse(events[0]!.split('\ndata: ')[1]!).response.model, 'nat-model');
+        const seen: string[] = [];
+        for await (const ev of client.responses.stream({ model: 'nat-model', input: 'x' })) seen.push(ev.type);
+        assert.deepEqual(seen, ['response.created', 'response.completed']);
+      } finally { mock.replay = undefined; }
+    });
+
     test('stream: the upstream events pass through in order; finalResponse() has the gateway model', async () => {
       const stream = client.responses.stream({ model: 'nat-model', input: 'one two three' });
       const seqs: number[] = [];

@@ -250,11 +250,7 @@ class StreamExchange extends Exchange implements StreamBatches {
         }
       },
       onEvent: (e) => {
-        // An event sent over several `data:` lines reaches here joined by line breaks, which in
-        // JSON can only be whitespace between tokens. Relayed as written, each would end the
-        // client's data line early and break its parse; a space means the same and keeps one line.
-        const data = e.data.includes('\n') ? e.data.replaceAll('\n', ' ') : e.data;
-        for (const ev of translator.event(e.event, data)) {
+        for (const ev of translator.event(e.event, e.data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
           // Finish reasons also count as completion: some OpenAI-compatible servers end without [DONE].
           // All of them: with n = 2, a body that ends after choice 0's finish cut choice 1 short.

@@ -58,7 +58,7 @@ export function oneBatch(events: StreamEvent[]): StreamBatches {
 
 /** About how much memory an event holds: its wire text, or the texts a translator put in it. */
 function eventSize(ev: StreamEvent): number {
-  if (ev.type === 'event') return ev.raw.length;
+  if (ev.type === 'event') return ev.raw?.length ?? 64;
   if (ev.type !== 'chunk') return 0;
   if (ev.raw !== undefined) return ev.raw.length;
   let n = 64;

@@ -38,7 +38,9 @@ function responsesStreamTranslator(): StreamTranslator {
       try { parsed = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }]; }
       if (!isObj(parsed)) return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }];
       const type = typeof parsed.type === 'string' ? parsed.type : name ?? '';
-      const ev: StreamEvent = { type: 'event', name: type, data: parsed, raw: data };
+      // An event sent over several `data:` lines arrives joined by line breaks; its text, relayed as
+      // written, would end the client's data line early, so it is written from the parse instead.
+      const ev: StreamEvent = { type: 'event', name: type, data: parsed, raw: data.includes('\n') ? undefined : data };
       return TERMINAL.has(type) || type === 'error' ? [ev, { type: 'done' }] : [ev];
     },
   };

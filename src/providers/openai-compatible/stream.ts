@@ -57,7 +57,11 @@ export function streamTranslator(): StreamTranslator {
   return {
     event(_name, data): StreamEvent[] {
       if (data === '[DONE]') return [{ type: 'done' }];
-      if (head) {
+      // An event sent over several `data:` lines arrives joined by line breaks (JSON whitespace, or
+      // a malformed chunk inside a string). Its text, relayed as written, would end the client's
+      // data line early and break its parse: such a chunk is parsed, and written from the parse.
+      const multiLine = data.includes('\n');
+      if (head && !multiLine) {
         const bytes = tails.bytes(data, head.prefix);
         if (bytes >= 0) {
           const usage = usageOf(data, tails);
@@ -78,6 +82,7 @@ export function streamTranslator(): StreamTranslator {
       // A chunk without choices (a bare usage chunk from some servers) is still passed on.
       if (!Array.isArray(chunk.choices)) chunk.choices = [];
       else if (!choicesReadable(chunk.choices)) return [{ type: 'error', message: 'The upstream sent a stream chunk whose choices, deltas or tool calls are not objects.' }];
+      if (multiLine) return [{ type: 'chunk', chunk: chunk as ChatChunk }];
       return [{ type: 'chunk', chunk: chunk as ChatChunk, raw: data, head: begins }];
     },
   };
