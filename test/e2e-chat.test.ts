@@ -144,6 +144,15 @@ for (const http of HTTP_KINDS) {
         mock.replay = { sse: [...both, chunk(1, {}, 'stop')] };
         const whole = await readSse(await post({ model: 'up-model', n: 2, messages: [{ role: 'user', content: 'hi' }], stream: true }));
         assert.equal(whole.at(-1), 'data: [DONE]', whole.join('\n'));
+        // Counted by index: choice 0's finish again (as on a usage chunk) is not choice 1's.
+        mock.replay = { sse: [...both, chunk(0, {}, 'stop'), chunk(1, { content: ' partial' }, null)] };
+        const repeated = await readSse(await post({ model: 'up-model', n: 2, messages: [{ role: 'user', content: 'hi' }], stream: true }));
+        assert.ok(repeated.at(-1)!.startsWith('event: error'), repeated.join('\n'));
+        // Both finishing in one chunk is both.
+        const twoInOne = { data: '{"id":"up-4","object":"chat.completion.chunk","created":5,"model":"up-model-2024","choices":[{"index":0,"delta":{},"finish_reason":"stop"},{"index":1,"delta":{},"finish_reason":"stop"}]}' };
+        mock.replay = { sse: [both[0]!, both[1]!, twoInOne] };
+        const together = await readSse(await post({ model: 'up-model', n: 2, messages: [{ role: 'user', content: 'hi' }], stream: true }));
+        assert.equal(together.at(-1), 'data: [DONE]', together.join('\n'));
       } finally { mock.replay = undefined; }
     });
 

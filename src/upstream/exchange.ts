@@ -5,7 +5,7 @@
 // goes away aborts the exchange.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { StringDecoder } from 'node:string_decoder';
-import type { PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
+import type { ChatChunk, PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
@@ -180,10 +180,10 @@ export function requestJson(
   return p.then((body) => ({ body, text: ex.text, headers: ex.headers }));
 }
 
-function finishes(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): number {
-  let n = 0;
-  if (choices) for (const c of choices) if (c.finish_reason) n++;
-  return n;
+function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefined): boolean {
+  if (!choices) return false;
+  for (const c of choices) if (c.finish_reason) return true;
+  return false;
 }
 
 /** A stream's `ready` once settled. */
@@ -233,8 +233,8 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   protected get holdsBody(): boolean { return false; }
 
-  /** Choices whose finish reason came: a stream without a terminator is whole once all the request's `n` have. */
-  private finishedChoices = 0;
+  /** With n > 1, the choice indexes whose finish reason came: a stream without a terminator is whole once all n have. */
+  private finishedChoices: Set<unknown> | undefined;
 
   constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools, private sent: string, private readonly choices: number) {
     super(adapter, signal, pools);
@@ -252,16 +252,24 @@ class StreamExchange extends Exchange implements StreamBatches {
       onEvent: (e) => {
         for (const ev of translator.event(e.event, e.data)) {
           if (ev.type === 'done') { this.finished = true; continue; }
-          // Finish reasons also count as completion: some OpenAI-compatible servers end without [DONE].
-          // All of them: with n = 2, a body that ends after choice 0's finish cut choice 1 short.
-          if (ev.type === 'chunk' && !this.finished) {
-            const n = ev.plain ? (ev.finishes === true ? 1 : 0) : finishes(ev.chunk.choices);
-            if (n > 0 && (this.finishedChoices += n) >= this.choices) this.finished = true;
-          }
+          // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
+          if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.countFinish(ev);
           this.queue.push(ev);
         }
       },
     });
+  }
+
+  /**
+   * With n > 1, every choice's finish: a body that ends after choice 0's cut choice 1 short.
+   * Counted by index, as a finish may come again (on a usage chunk) or several in one chunk;
+   * reading the choices parses a plain chunk, which only a finishing chunk of such a stream pays.
+   */
+  private countFinish(ev: { readonly chunk: ChatChunk }): void {
+    if (this.choices <= 1) { this.finished = true; return; }
+    const done = this.finishedChoices ??= new Set();
+    for (const c of ev.chunk.choices) if (c.finish_reason) done.add(c.index);
+    if (done.size >= this.choices) this.finished = true;
   }
 
   protected accepted(): void {
