@@ -68,23 +68,30 @@ function recordAt(data: Buffer, off: number): Framed {
 
 /**
  * The first offset from `from` where a whole record with a matching checksum
- * begins, or -1. A corrupt length frames nothing after it, so the records
- * behind it are found by their checksums instead. Cheap tests come first (an
- * array header where the body starts, a length that fits), and the checksums
- * computed are bounded by a few times the segment, so a segment of noise
- * cannot hold the writer's thread.
+ * begins; -1 when there is none, GAVE_UP when the search ran out of budget. A
+ * corrupt length frames nothing after it, so the records behind it are found
+ * by their checksums instead. Cheap tests come first (an array header where
+ * the body starts, a length that fits), and the bytes checksummed for candidates
+ * that do not line up with a next record are bounded by a few times the
+ * segment, so a segment of noise cannot hold the thread.
  */
 function resync(data: Buffer, from: number): number {
   let budget = 4 * data.length;
-  for (let c = from; c + HEADER < data.length && budget > 0; c++) {
+  for (let c = from; c + HEADER < data.length; c++) {
     if (!isArrayHeader(data[c + HEADER])) continue;
     const len = data.readUInt32LE(c);
     if (len === 0 || c + HEADER + len > data.length) continue;
-    budget -= len;
-    if (crc32(data.subarray(c + HEADER, c + HEADER + len)) === data.readUInt32LE(c + 4)) return c;
+    // A candidate followed by the segment's end or by what looks like another record is checked
+    // without charge: noise seldom lines up so. Any other spends the budget.
+    const after = c + HEADER + len;
+    const framed = after === data.length || (after + HEADER < data.length && isArrayHeader(data[after + HEADER]) && after + HEADER + data.readUInt32LE(after) <= data.length);
+    if (!framed && (budget -= len) < 0) return GAVE_UP;
+    if (crc32(data.subarray(c + HEADER, after)) === data.readUInt32LE(c + 4)) return c;
   }
   return -1;
 }
+
+const GAVE_UP = -2;
 
 export function decodeSegment(segment: string, data: Buffer): SegmentContents {
   const batches: TraceRecord[][] = [];
@@ -93,10 +100,14 @@ export function decodeSegment(segment: string, data: Buffer): SegmentContents {
   while (off < data.length) {
     const r = recordAt(data, off);
     if ('rows' in r) { batches.push(r.rows); off = r.next; continue; }
-    // A torn last record is the common case, and nothing follows it; otherwise the next good record.
-    const next = resync(data, off + 1);
-    bad.push({ segment, offset: off, reason: r.reason, torn: next < 0 && r.reason.startsWith('truncated') });
-    if (next < 0) break;
+    // A body that fails its checksum under a length that fits: the length is most likely
+    // sound, and the next record starts where it says (or the segment ends there).
+    const skip = r.reason === 'checksum mismatch' || r.reason === 'undecodable record' ? off + HEADER + data.readUInt32LE(off) : -1;
+    const next = skip === data.length || (skip > 0 && 'rows' in recordAt(data, skip)) ? skip : resync(data, off + 1);
+    // Torn: a truncated last record with nothing after it, as a crash mid-append leaves. A search
+    // that gave up proves nothing, so that is corruption.
+    bad.push({ segment, offset: off, reason: r.reason, torn: next === -1 && r.reason.startsWith('truncated') });
+    if (next < 0 || next >= data.length) break;
     off = next;
   }
   return { batches, bad };
