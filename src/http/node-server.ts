@@ -10,6 +10,8 @@ import { requestHeaders } from './request-headers.js';
 import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** List headers, whose lines join into one list: every line's items count, so the joined value is read. */
+const LIST_HEADERS = new Set(['accept-encoding', 'connection']);
 
 class NodeResponse implements GatewayResponse {
   readonly signal = new ClientSignal();
@@ -74,7 +76,7 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
   // mean a dry run on one front end and a paid call on the other).
   const headers = requestHeaders((name) => {
     const v = req.headers[name];
-    if (typeof v === 'string' && v.includes(',')) return req.headersDistinct[name]?.[0] || undefined;
+    if (typeof v === 'string' && v.includes(',') && !LIST_HEADERS.has(name)) return req.headersDistinct[name]?.[0] || undefined;
     return (Array.isArray(v) ? v[0] : v) || undefined;
   });
   let body = EMPTY_BODY;
@@ -106,15 +108,12 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
 function onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
   if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { socket.destroy(); return; }
   const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.';
-  rejectRaw(socket, message, err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ');
-}
-
-/** A JSON 400 written straight to the socket, which then closes: the parser has lost its place, or the request cannot be served. */
-function rejectRaw(socket: Socket, message: string, head: boolean): void {
   const requestId = newRequestId();
   const body = errorBody(new GatewayError('invalid_request', message), requestId);
   // A HEAD answer has no body, even this one: the client would read it as the start of a next response.
-  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`);
+  const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  // Destroyed once written: a client that never closes its side would otherwise hold the socket.
+  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`, () => socket.destroy());
 }
 
 export function createNodeServer(handler: RequestHandler, opts: ServerOptions): HttpServer {
@@ -123,7 +122,12 @@ export function createNodeServer(handler: RequestHandler, opts: ServerOptions): 
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. node's own check answers it
     // with an empty body, so it is off (requireHostHeader) and the JSON error goes out here.
     if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-      rejectRaw(req.socket, 'The request has no Host header.', req.method === 'HEAD');
+      // Through the response, so node's timeouts and its close apply (a bare socket.end() left a
+      // client that never sent FIN holding the socket for ever); node withholds a HEAD's body.
+      const requestId = newRequestId();
+      const body = errorBody(new GatewayError('invalid_request', 'The request has no Host header.'), requestId);
+      res.writeHead(400, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)), 'x-content-type-options', 'nosniff', 'x-request-id', requestId, 'connection', 'close']);
+      res.end(body);
       return;
     }
     const response = new NodeResponse(res, t.stalledWriteMs);
