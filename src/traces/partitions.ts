@@ -13,8 +13,8 @@ function isoDay(day: number): string {
 export class PartitionKeeper {
   private readonly known = new Set<number>();
 
-  /** Ensures a partition exists for the UTC day of every given timestamp (epoch ms). */
-  async ensureFor(pool: pg.Pool, timestamps: Iterable<number>): Promise<void> {
+  /** Ensures a partition exists for the UTC day of every given timestamp (epoch ms), on the pool or a client in hand. */
+  async ensureFor(db: pg.Pool | pg.PoolClient, timestamps: Iterable<number>): Promise<void> {
     let missing: Set<number> | undefined;
     for (const ms of timestamps) {
       const day = Math.floor((Number.isFinite(ms) ? ms : 0) / DAY_MS);
@@ -22,7 +22,7 @@ export class PartitionKeeper {
     }
     if (!missing) return;
     for (const day of missing) {
-      await pool.query('SELECT sluice_traces_ensure_day($1::date)', [isoDay(day)]);
+      await db.query('SELECT sluice_traces_ensure_day($1::date)', [isoDay(day)]);
       this.known.add(day);
     }
   }

@@ -101,11 +101,13 @@ export function writeBatch(
 
   async function write(): Promise<WriteResult> {
     const payloads = await encodePayloads(rows);
-    await partitions.ensureFor(pool, rows.map((r) => r.created_at));
     const c = await checkOut(pool);
     if (timedOut) { checkIn(c, new Error('trace write timed out')); throw new Error('trace write timed out'); }
     client = c;
     try {
+      // On this client, which the deadline can end: on a pooled one of its own, a query Postgres
+      // never answered kept that client for ever, one more each batch.
+      await partitions.ensureFor(c, rows.map((r) => r.created_at));
       const inserted = await writeInTransaction(c, rows, payloads, idempotent);
       checkIn(c);
       return { inserted };
