@@ -197,6 +197,7 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     })));
   }
 
+  let starting: Array<Promise<void>> = [];
   try {
     // Every thread binds the same port. uWebSockets.js does not share an ephemeral port, so
     // port 0 is resolved to a free port first (tests, benchmarks), which every thread then binds.
@@ -204,7 +205,8 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     const first = await spawn(0, port);
     threads.push(first.worker);
     // Each joins `threads` as it is ready: it serves from then on, and a failed start drains it.
-    await Promise.all(Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port).then((r) => { threads.push(r.worker); })));
+    starting = Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port).then((r) => { threads.push(r.worker); }));
+    await Promise.all(starting);
     o.log.info({ port: first.port, http: first.http, threads: o.threads, processes: asProcesses, embeddedPostgres: db.embedded }, 'sluice listening');
     return {
       port: first.port,
@@ -223,6 +225,8 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     // drains as at shutdown, so its requests end and their traces are kept. Ended at once, its
     // traces were lost and node aborted on the uWS handles it still held.
     closing = true;
+    // The others still starting finish first: one ready after the failure serves too, and is drained with them.
+    await Promise.allSettled(starting);
     await drainServing();
     for (const w of spawned) w.end();
     await limitStore.close();
