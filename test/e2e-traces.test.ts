@@ -153,6 +153,8 @@ describe('traces end to end', () => {
     const named = await read('gw.example:8443');
     assert.ok(named.body.payload_url.startsWith('http://gw.example:8443/v1/payloads/'), named.body.payload_url);
     assert.ok((await read('[::1]:8443')).body.payload_url.startsWith('http://[::1]:8443/v1/payloads/'));
+    // A container's name, as Docker Compose gives it.
+    assert.ok((await read('sluice_gateway:8080')).body.payload_url.startsWith('http://sluice_gateway:8080/v1/payloads/'));
     // Whoever sets such a Host would aim a credential-bearing link at a place of their choosing.
     for (const host of ['attacker.example/x?', 'attacker.example@evil', 'a b']) {
       const bad = await read(host);

@@ -10,13 +10,15 @@ import { fetchPayload, getTrace, listTraces, signPayloadUrl, verifyPayloadSignat
 import { requireAdmin } from './management-auth.js';
 import { boolParam } from './query-params.js';
 
-/** A Host header as RFC 9110 allows it: a name or an IP literal, and a port. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+/** A Host header that is a host: a name (`_` as container names have it, a trailing dot) or an IP literal, and a port. */
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252})?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /**
  * Where the payload links point. Without `server.public_url` the request's own Host is
- * used; one that is not a host (`evil.example/x?`) would let whoever sets it aim a
- * credential-bearing link anywhere, so it falls back to the gateway's own address.
+ * used, as the caller reached the gateway; one that is not a host (`evil.example/x?`)
+ * would splice a path or a query into a credential-bearing link, so it falls back to the
+ * gateway's own address. Which host a link names is only as trustworthy as the Host
+ * header: behind a proxy that passes any, set `server.public_url`.
  */
 function baseUrl(svc: Services, req: GatewayRequest): string {
   if (svc.config.server.public_url) return svc.config.server.public_url.replace(/\/+$/, '');

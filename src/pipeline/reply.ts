@@ -11,9 +11,12 @@ export const JSON_TYPE = 'application/json';
  */
 export const NO_STORE: HeaderList = [['cache-control', 'no-store']];
 
-/** nosniff, as OpenAI's answers carry it: an error echoes the caller's path, and no browser may read JSON as a page. */
+const CONTENT_TYPE = ['content-type', JSON_TYPE] as const;
+/** As OpenAI's answers carry it: an error echoes the caller's path, and no browser may read JSON as a page. */
+const NOSNIFF = ['x-content-type-options', 'nosniff'] as const;
+
 export function sendJson(res: GatewayResponse, status: number, body: string | Buffer, requestId: string, extra: HeaderList = []): void {
-  res.send(status, [['content-type', JSON_TYPE], ['x-content-type-options', 'nosniff'], ['x-request-id', requestId], ...extra], body);
+  res.send(status, [CONTENT_TYPE, NOSNIFF, ['x-request-id', requestId], ...extra], body);
 }
 
 export function sendEmpty(res: GatewayResponse, status: number, requestId: string, extra: HeaderList = []): void {

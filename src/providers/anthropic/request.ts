@@ -33,7 +33,7 @@ function thinkingAndMax(raw: Record<string, unknown>, requested: number | undefi
   const budget = typeof effort === 'string' ? ownEntry(THINKING_BUDGET, effort) : undefined;
   if (budget === undefined) return refuse('reasoning_effort', 'reasoning_effort must be minimal, low, medium or high for Anthropic models.');
   if (requested !== undefined && requested <= budget) {
-    const param = raw.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+    const param = raw.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
     return refuse(param, `${param} must be above the thinking budget of reasoning_effort "${effort}" (${budget} tokens) for Anthropic models.`);
   }
   return { thinking: { type: 'enabled', budget_tokens: budget }, max: requested ?? budget + DEFAULT_MAX_TOKENS };
