@@ -8,5 +8,13 @@ test('a count that is not a finite number of tokens at least 0 reads as 0', () =
   const u = JSON.parse('{"prompt_tokens":1e999,"completion_tokens":-40,"total_tokens":"7"}');
   assert.deepEqual(readUsage(u), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 7 });
   assert.deepEqual(readUsage({ prompt_tokens: 12.9, completion_tokens: '3', total_tokens: null }), { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
-  assert.deepEqual(readUsage({ prompt_tokens: NaN, completion_tokens: 2 ** 80 }), { prompt_tokens: 0, completion_tokens: Number.MAX_SAFE_INTEGER, total_tokens: Number.MAX_SAFE_INTEGER });
+});
+
+test('counts are capped where the trace stores them, and the total is never less than its parts', () => {
+  // The cost priced 2^53 tokens while the trace stored 2^31 - 1 and a total of 7: tokens and cost disagreed.
+  const max = 2 ** 31 - 1;
+  assert.deepEqual(readUsage({ prompt_tokens: NaN, completion_tokens: 2 ** 80 }), { prompt_tokens: 0, completion_tokens: max, total_tokens: max });
+  assert.deepEqual(readUsage({ prompt_tokens: 1e30, completion_tokens: -5, total_tokens: '7' }), { prompt_tokens: max, completion_tokens: 0, total_tokens: max });
+  assert.deepEqual(readUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 3 }), { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+  assert.deepEqual(readUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 20 }), { prompt_tokens: 10, completion_tokens: 5, total_tokens: 20 });
 });

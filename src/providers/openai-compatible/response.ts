@@ -12,12 +12,16 @@ export function readUsage(u: unknown): Usage {
   if (!isObj(u)) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   const prompt = tokenCount(u.prompt_tokens);
   const completion = tokenCount(u.completion_tokens);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(u.total_tokens) || prompt + completion };
+  // Never less than its parts: a total of 7 beside a prompt of millions made a trace whose tokens and cost disagreed.
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Math.min(Math.max(tokenCount(u.total_tokens), prompt + completion), MAX_TOKENS) };
 }
+
+/** The trace's integer column: a count above it was priced in full but stored capped, so cost and tokens disagreed. */
+const MAX_TOKENS = 2_147_483_647;
 
 function tokenCount(v: unknown): number {
   const n = Number(v);
-  return Number.isFinite(n) && n > 0 ? Math.min(Math.trunc(n), Number.MAX_SAFE_INTEGER) : 0;
+  return Number.isFinite(n) && n > 0 ? Math.min(Math.trunc(n), MAX_TOKENS) : 0;
 }
 
 /**
