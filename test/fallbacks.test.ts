@@ -15,7 +15,8 @@ import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { call, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
 import { circuitSchema } from '../src/config/resilience-schema.js';
-import { Circuit, Circuits } from '../src/upstream/circuit.js';
+import { Circuit, Circuits, isOutage } from '../src/upstream/circuit.js';
+import { GatewayError } from '../src/errors.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -161,6 +162,9 @@ describe('fallbacks and circuits', () => {
     assert.equal(fast.body.error.code, 'upstream_unavailable');
     assert.ok(performance.now() - t0 < 200);
     assert.equal(a.requests.length, 0, 'the open upstream is not called');
+    // A lone skipped target is not one clean attempt: the trace says what happened (it said nothing).
+    const skipped = await gw.traces.waitFor(fast.headers.get('x-request-id')!);
+    assert.deepEqual(skipped.attempts?.map((x) => [x.provider, x.status, x.latency_ms]), [['pa', 503, 0]]);
     const viaFallback = await ask('auto');
     assert.equal(viaFallback.status, 200);
     assert.equal(viaFallback.body.gateway.model, 'b-model');
@@ -205,31 +209,57 @@ describe('a circuit opens on its failure rate over a window (pure, on a fake clo
   test('at the rate, once the window has min_requests calls', () => {
     let now = 10_000;
     const c = new Circuit(policy, () => now);
-    for (const failed of [false, true, false]) c.record(failed);
+    for (const failed of [false, true, false]) c.record(failed, 'call');
     assert.equal(c.state, 0, 'one failure in three calls: under min_requests, still closed');
-    c.record(true);
+    c.record(true, 'call');
     assert.equal(c.state, OPEN, 'two failures in four calls: 50%');
-    assert.equal(c.allow(), false, 'open: refused');
+    assert.equal(c.allow(), undefined, 'open: refused');
     now += 500;
-    assert.equal(c.allow(), true, 'after open_ms, one probe');
-    assert.equal(c.allow(), false, 'and only one');
-    c.record(false);
+    assert.equal(c.allow(), 'probe', 'after open_ms, one probe');
+    assert.equal(c.allow(), undefined, 'and only one');
+    c.record(false, 'probe');
     assert.equal(c.state, 0, 'the probe succeeded: closed');
   });
 
   test('not below the rate, and a new window starts counting afresh', () => {
     let now = 10_000;
     const below = new Circuit(policy, () => now);
-    for (const failed of [false, false, false, true, false, true, false]) below.record(failed);
+    for (const failed of [false, false, false, true, false, true, false]) below.record(failed, 'call');
     assert.equal(below.state, 0, 'two failures in seven calls');
     const rolled = new Circuit(policy, () => now);
-    for (const failed of [true, false, true]) rolled.record(failed);
+    for (const failed of [true, false, true]) rolled.record(failed, 'call');
     now += 1_000;
     // Counted with the last window's, this would be 3 failures in 5 calls and open.
-    for (const failed of [false, true]) rolled.record(failed);
+    for (const failed of [false, true]) rolled.record(failed, 'call');
     assert.equal(rolled.state, 0, 'one failure in the new window\'s two calls');
-    for (const failed of [false, true]) rolled.record(failed);
+    for (const failed of [false, true]) rolled.record(failed, 'call');
     assert.equal(rolled.state, OPEN, 'two in its four');
+  });
+
+  test('once open, only the probe decides: a slow call let in before it opened closes nothing, and reopens nothing', () => {
+    let now = 10_000;
+    const c = new Circuit(policy, () => now);
+    const slow = c.allow();
+    assert.equal(slow, 'call');
+    for (const failed of [true, true, true, true]) c.record(failed, c.allow()!);
+    assert.equal(c.state, OPEN);
+    // The slow call ends well: before, that closed the circuit without a probe, before open_ms.
+    c.record(false, slow!);
+    assert.equal(c.state, OPEN, 'still open');
+    now += 500;
+    const probe = c.allow();
+    assert.equal(probe, 'probe');
+    // A late failure of another old call does not re-open it under the probe, nor free a second probe.
+    c.record(true, 'call');
+    assert.equal(c.allow(), undefined, 'one probe at a time');
+    c.record(false, probe!);
+    assert.equal(c.state, 0, 'the probe decided');
+  });
+
+  test('every 5xx counts against the upstream, 529 and 501 too; a 429 or another 4xx does not', () => {
+    const failure = (status: number) => new GatewayError('upstream_error', 'x', { upstreamStatus: status, status: status >= 500 ? 502 : status });
+    for (const status of [500, 501, 502, 503, 504, 529]) assert.equal(isOutage(failure(status)), true, String(status));
+    for (const status of [400, 404, 409, 422, 429]) assert.equal(isOutage(failure(status)), false, String(status));
   });
 });
 

@@ -36,7 +36,8 @@ function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
 }
 
 function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEntry, answered?: ModelEntry): void {
-  if (attempts.length > 1) ctx.trace.attempts = attempts;
+  // Whenever something other than one clean attempt happened: a lone skip or failure is told too.
+  if (attempts.length > 1 || (attempts.length === 1 && attempts[0]!.status !== 200)) ctx.trace.attempts = attempts;
   if (answered && answered !== first) {
     ctx.trace.fallback_from = `${first.provider}/${first.id}`;
     ctx.trace.provider = answered.provider;

@@ -12,10 +12,18 @@ import { isRetryable } from './retry.js';
 
 export const enum CircuitState { Closed = 0, HalfOpen = 1, Open = 2 }
 
-/** True when an attempt's outcome counts against the upstream's health. */
+/**
+ * True when an attempt's outcome counts against the upstream's health: any 5xx
+ * (Anthropic's 529 "overloaded" and a 501 too, not only the statuses worth a
+ * retry), a timeout, or a connection that failed. A 429 or another 4xx is not.
+ */
 export function isOutage(err: unknown): boolean {
-  return isRetryable(err) && !(err instanceof GatewayError && err.upstreamStatus === 429);
+  if (err instanceof GatewayError && err.upstreamStatus !== undefined) return err.upstreamStatus >= 500;
+  return isRetryable(err);
 }
+
+/** What allow() granted: a call while closed, or the half-open probe, whose outcome alone decides the circuit. */
+export type Ticket = 'call' | 'probe';
 
 export class Circuit {
   state: CircuitState = CircuitState.Closed;
@@ -28,21 +36,26 @@ export class Circuit {
 
   constructor(private readonly policy: CircuitPolicy, private readonly now: () => number = Date.now) {}
 
-  /** May a call go now? In half-open, only one probe at a time. */
-  allow(): boolean {
-    if (this.state === CircuitState.Closed) return true;
+  /** May a call go now, and as what? In half-open, only one probe at a time; undefined when none may. */
+  allow(): Ticket | undefined {
+    if (this.state === CircuitState.Closed) return 'call';
     if (this.state === CircuitState.Open) {
-      if (this.now() - this.openedAt < this.policy.open_ms) return false;
+      if (this.now() - this.openedAt < this.policy.open_ms) return undefined;
       this.state = CircuitState.HalfOpen;
     }
-    if (this.probing) return false;
+    if (this.probing) return undefined;
     this.probing = true;
-    return true;
+    return 'probe';
   }
 
-  /** Reports one attempt's outcome. */
-  record(failed: boolean): void {
+  /**
+   * Reports one call's outcome. Once the circuit has left closed, only the probe's
+   * counts: a slow call let through before it opened, ending now, said nothing about
+   * the upstream since (its success closed the circuit early, without a probe).
+   */
+  record(failed: boolean, ticket: Ticket): void {
     if (this.state !== CircuitState.Closed) {
+      if (ticket !== 'probe') return;
       this.probing = false;
       if (failed) this.open(); else this.close();
       return;
@@ -57,9 +70,9 @@ export class Circuit {
     if (this.consecutive >= p.consecutive_failures || (this.calls >= p.min_requests && this.failures / this.calls >= p.failure_rate)) this.open();
   }
 
-  /** A probe that ended without an outcome (the caller left): let the next one through. */
-  release(): void {
-    this.probing = false;
+  /** A call that ended without an outcome (the caller left): if it was the probe, let the next one through. */
+  release(ticket: Ticket): void {
+    if (ticket === 'probe') this.probing = false;
   }
 
   private open(): void {

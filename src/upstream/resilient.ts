@@ -65,7 +65,8 @@ export async function runChain<T>(
       if (!deps.isConfigured(entry.provider)) { skip(409); continue; }
       const target = deps.target(entry);
       const circuit = target.kind === 'mock' ? undefined : deps.circuits.get(target.provider, target.baseUrl);
-      if (circuit && !circuit.allow()) { skip(503); continue; }
+      const ticket = circuit?.allow();
+      if (circuit && !ticket) { skip(503); continue; }
       anyTried = true;
       try {
         const value = await withRetry(deps.retryPolicy(entry.provider), deadline, (s) => op(target, s), {
@@ -75,12 +76,12 @@ export async function runChain<T>(
             return !circuit || circuit.state === CircuitState.Closed;
           },
         }, deps.random);
-        circuit?.record(false);
+        circuit?.record(false, ticket!);
         return { value, entry, index, attempts };
       } catch (err) {
         last = err;
         // The circuit counts calls (after their retries), not attempts: N failed requests in a row open it.
-        if (circuit) { if (signal.aborted) circuit.release(); else circuit.record(isOutage(err)); }
+        if (circuit) { if (signal.aborted) circuit.release(ticket!); else circuit.record(isOutage(err), ticket!); }
         // Past the deadline, no fallback gets a turn: the caller has waited as long as it was promised.
         if (signal.aborted || deadline.expired || !worthFallback(err)) throw err;
       }
