@@ -131,6 +131,20 @@ describe('routing rules', () => {
     assert.equal(mock.requests.length, before, 'nothing reached the upstream');
   });
 
+  test('a pin the organisation has not activated goes to the rule\'s first activated fallback, as an unconfigured pin does', async () => {
+    // It was a 409 whatever the rule's fallbacks, where the README promised them.
+    await rule('unactivated-fb', 'ua-fb', { provider: 'openai', model: 'gpt-4o-mini', fallbacks: [{ provider: 'openai', model: 'gpt-4o' }, UP_CHEAP, UP_DEAR] });
+    const plan = await dry('ua-fb');
+    assert.equal(plan.status, 200, plan.text);
+    assert.equal(plan.body.model, 'up-cheap', 'the dry run names the model that will answer');
+    const r = await call(gw.url, admin, 'POST', '/v1/chat/completions', chatBody('ua-fb'), { 'gateway-trace': 'true' });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.gateway.model, 'up-cheap');
+    assert.equal(r.body.gateway.route_reason, 'rule:unactivated-fb');
+    assert.equal(r.body.gateway.fallback_from, 'openai/gpt-4o-mini');
+    assert.deepEqual(r.body.gateway.attempts.map((a: { provider: string; status: number }) => [a.provider, a.status]), [['openai', 409], ['up', 200]]);
+  });
+
   test('rules belong to their organisation', async () => {
     await rule('acme-only', 'shared-alias', UP_CHEAP);
     assert.equal((await dry('shared-alias')).body.route_reason, 'rule:acme-only');

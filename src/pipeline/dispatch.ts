@@ -4,6 +4,7 @@
 // attempts when there was more than one, fallback_from) and points the
 // resolution at the model that answered, so that pricing and the `model`
 // field follow it. Rate-limit headers of the caller's own limits are merged here.
+import type { FallbackTarget } from '../config/resilience-schema.js';
 import type { ChatRequest, EmbeddingsRequest, ModelEntry, PassHeaders, UpstreamAttempt, UpstreamTarget } from '../domain.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { rateHeaders } from '../limits/gate.js';
@@ -35,24 +36,28 @@ function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
   return chain;
 }
 
-function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEntry, answered?: ModelEntry): void {
+/** `skipped`: a rule's pin the organisation has not activated, which the chain starts after. */
+function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEntry, answered?: ModelEntry, skipped?: FallbackTarget): void {
   // Whenever something other than one clean attempt happened: a lone skip or failure is told too.
   if (attempts.length > 1 || (attempts.length === 1 && attempts[0]!.status !== 200)) ctx.trace.attempts = attempts;
-  if (answered && answered !== first) {
-    ctx.trace.fallback_from = `${first.provider}/${first.id}`;
+  if (answered && (answered !== first || skipped)) {
+    ctx.trace.fallback_from = skipped ? `${skipped.provider}/${skipped.model}` : `${first.provider}/${first.id}`;
     ctx.trace.provider = answered.provider;
     ctx.trace.model = answered.id;
   }
 }
 
-async function run<T>(svc: Services, ctx: RequestContext, chain: ModelEntry[], signal: ClientSignal, op: (t: UpstreamTarget, signal: ClientSignal) => Promise<T>): Promise<{ value: T; entry: ModelEntry }> {
-  const attempts: UpstreamAttempt[] = [];
+async function run<T>(
+  svc: Services, ctx: RequestContext, chain: ModelEntry[], signal: ClientSignal, op: (t: UpstreamTarget, signal: ClientSignal) => Promise<T>, skipped?: FallbackTarget,
+): Promise<{ value: T; entry: ModelEntry }> {
+  // A pin passed over is a skipped target, as an unconfigured one is: 409, no latency.
+  const attempts: UpstreamAttempt[] = skipped ? [{ provider: skipped.provider, model: skipped.model, status: 409, latency_ms: 0 }] : [];
   try {
     const r = await runChain(svc.deps, chain, signal, op, attempts);
-    record(ctx, attempts, chain[0]!, r.entry);
+    record(ctx, attempts, chain[0]!, r.entry, skipped);
     return r;
   } catch (err) {
-    record(ctx, attempts, chain[0]!);
+    record(ctx, attempts, chain[0]!, undefined, skipped);
     throw err;
   }
 }
@@ -70,7 +75,7 @@ export function archivesPayloads(svc: Services, org: string): boolean {
 export async function dispatchChat(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<ChatOutcome> {
   const org = ctx.key!.organization_id;
   const keepSent = archivesPayloads(svc, org);
-  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chat(t, req, s, keepSent));
+  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chat(t, req, s, keepSent), route.skipped);
   route.entry = entry;
   // The outcome is this request's own: set in place, since a spread copy of it takes V8's slow path.
   value.headers = withLimitHeaders(ctx, value.headers);
@@ -81,7 +86,7 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
 export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
   const org = ctx.key!.organization_id;
   const keepSent = archivesPayloads(svc, org);
-  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chatStream(t, req, s, keepSent));
+  const { value, entry } = await run(svc, ctx, chainOf(svc, org, route), signal, (t, s) => svc.upstream.chatStream(t, req, s, keepSent), route.skipped);
   route.entry = entry;
   value.headers = withLimitHeaders(ctx, value.headers);
   return value;

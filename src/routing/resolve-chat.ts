@@ -28,6 +28,8 @@ export interface Resolution {
   candidates: Candidate[];
   /** Targets to try, in order, when `entry` fails before the first byte; absent for explicit model ids. */
   fallbacks?: readonly FallbackTarget[] | undefined;
+  /** A rule's pin the organisation has not activated, passed over for its first activated fallback (`entry`). */
+  skipped?: FallbackTarget;
 }
 
 export interface ResolveInput {
@@ -51,6 +53,13 @@ export function resolveChat(
     if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason, fallbacks: cat.fallbacks };
     const entry = cat.byId.get(rule.model!)?.find((e) => e.provider === rule.provider && e.type === 'chat');
     if (!entry) {
+      // With fallbacks, as with an unconfigured pin, the first the organisation has activated takes the request.
+      const fallbacks = rule.fallbacks ?? [];
+      for (let i = 0; i < fallbacks.length; i++) {
+        const f = fallbacks[i]!;
+        const fb = cat.byId.get(f.model)?.find((e) => e.provider === f.provider && e.type === 'chat');
+        if (fb) return { entry: fb, route_reason: reason, candidates: [], fallbacks: fallbacks.slice(i + 1), skipped: { provider: rule.provider!, model: rule.model! } };
+      }
       throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, which this organisation has not activated.`);
     }
     // With fallbacks an unconfigured pin is not an error: the dispatcher skips it, and the trace says so.
