@@ -385,3 +385,42 @@ describe('the deadline does not wait for a pool slot', () => {
     } finally { up.fault = 'none'; }
   });
 });
+
+describe('after auto, a fallback the picker found too small is not tried', () => {
+  let a: OpenAIMock;
+  let b: OpenAIMock;
+  let gw: TestGateway;
+  before(async () => {
+    a = await startOpenAIMock();
+    b = await startOpenAIMock();
+    gw = await startGateway({
+      config: {
+        providers: {
+          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } },
+          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } },
+        },
+        models: [
+          { id: 'big', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
+          { id: 'small', provider: 'pb', context_window: 200, pricing: { prompt: 0.1, completion: 0.1 } },
+        ],
+        organizations: [{ id: 'acme', models: ['big', 'small'], fallbacks: [{ provider: 'pb', model: 'small' }] }],
+      },
+      env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },
+    });
+  });
+  after(async () => { await gw.close(); await a.close(); await b.close(); });
+
+  test('a long prompt: big fails, and small, which cannot hold it, is skipped rather than sent it', async () => {
+    const key = await gw.key('acme', 'admin');
+    const ask = (content: string) => call(gw.url, key, 'POST', '/v1/chat/completions', { model: 'auto', messages: [{ role: 'user', content }] }, { 'gateway-trace': 'true' });
+    a.script.push(502);
+    const long = await ask('word '.repeat(500));
+    assert.equal(long.status, 502, long.text);
+    assert.equal(b.requests.length, 0, 'the small model was not sent a prompt it cannot hold');
+    // A short prompt fits both: the fallback still backs auto up.
+    a.script.push(502);
+    const short = await ask('hi');
+    assert.equal(short.status, 200, short.text);
+    assert.equal(short.body.gateway.model, 'small');
+  });
+});

@@ -24,14 +24,19 @@ export function chainDeps(svc: Services): ChainDeps {
   };
 }
 
-/** The resolved entry, then each activated fallback once; a fallback the organisation has not activated is left out. */
+/**
+ * The resolved entry, then each activated fallback once; a fallback the organisation has not
+ * activated is left out, and so, after `auto`, is one the picker found too small for the
+ * request (it was tried, and its answer would have been the provider's context-length 400).
+ */
 function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
   const chain = [route.entry];
   if (!route.fallbacks?.length) return chain;
   const cat = catalogueFor(svc, org);
+  const tooSmall = (e: ModelEntry) => route.candidates.some((c) => !c.fits && c.provider === e.provider && c.model === e.id);
   for (const f of route.fallbacks) {
     const e = cat.byId.get(f.model)?.find((x) => x.provider === f.provider && x.type === 'chat');
-    if (e && !chain.includes(e)) chain.push(e);
+    if (e && !chain.includes(e) && !tooSmall(e)) chain.push(e);
   }
   return chain;
 }
