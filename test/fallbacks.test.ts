@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
+import { call, chatBody, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
 import { circuitSchema } from '../src/config/resilience-schema.js';
 import { Circuit, Circuits, isOutage } from '../src/upstream/circuit.js';
 import { GatewayError } from '../src/errors.js';
@@ -120,6 +120,12 @@ describe('fallbacks and circuits', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.gateway.model, 'b-model');
     assert.equal(r.body.gateway.fallback_from, 'off/off-model');
+    // The dry run names the model that will answer, and its price (it named off-model, at no cost).
+    const plan = await call(gw.url, admin, 'POST', '/v1/chat/completions', chatBody('dead'), { 'gateway-dry-run': 'true' });
+    assert.deepEqual([plan.body.provider, plan.body.model, plan.body.route_reason], ['pb', 'b-model', 'rule:dead-pin']);
+    assert.ok(plan.body.estimated_cost_usd > 0);
+    const responsesPlan = await call(gw.url, admin, 'POST', '/v1/responses', { model: 'dead', input: 'hello' }, { 'gateway-dry-run': 'true' });
+    assert.equal(responsesPlan.body.model, 'b-model', responsesPlan.text);
   });
 
   test('the organisation\'s fallbacks back up auto', async () => {

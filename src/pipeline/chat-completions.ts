@@ -18,7 +18,7 @@ import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
 import { authenticate, headerIsTrue, type Services } from './services.js';
-import { archivesPayloads, dispatchChat } from './dispatch.js';
+import { archivesPayloads, dispatchChat, plannedRoute } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
 
 export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
@@ -43,7 +43,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   chat.rawText = guarded.callerText;
   const upstreamReq: ChatRequest = guarded.messages === chat.messages && guarded.raw === chat.raw ? chat : guardedRequest(chat, guarded);
 
-  if (dryRun) return sendDryRun(ctx, res, { requestedModel: chat.model, route, promptTokens, completionTokens: chat.max_tokens, scan: guarded.scan });
+  if (dryRun) return sendDryRun(ctx, res, { requestedModel: chat.model, route: plannedRoute(svc, ctx.key!.organization_id, route), promptTokens, completionTokens: chat.max_tokens, scan: guarded.scan });
 
   const wantBlock = headerIsTrue(req.headers['gateway-trace']);
   const mode = svc.policy?.outputMode(org) ?? 'off';

@@ -42,6 +42,16 @@ function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
 }
 
 /** `skipped`: a rule's pin the organisation has not activated, which the chain starts after. */
+/**
+ * The entry a call would start with, as a dry run reports it: the first of the chain whose
+ * provider has a credential, as the chain skips the others. Circuits are left out: they
+ * change from one moment to the next, and a dry run is asked about the routing.
+ */
+export function plannedRoute(svc: Services, org: string, route: Resolution): Resolution {
+  const entry = chainOf(svc, org, route).find((e) => svc.credentials.isConfigured(e.provider));
+  return entry && entry !== route.entry ? { ...route, entry } : route;
+}
+
 function record(ctx: RequestContext, attempts: UpstreamAttempt[], first: ModelEntry, answered?: ModelEntry, skipped?: FallbackTarget): void {
   // Whenever something other than one clean attempt happened: a lone skip or failure is told too.
   if (attempts.length > 1 || (attempts.length === 1 && attempts[0]!.status !== 200)) ctx.trace.attempts = attempts;

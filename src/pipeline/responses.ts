@@ -8,6 +8,7 @@ import type { GatewayRequest, GatewayResponse } from '../http/types.js';
 import { collectInputTexts, replaceInputTexts } from '../responses/input-texts.js';
 import { parseResponsesRequest } from '../responses/request-parse.js';
 import { asksLogprobs } from './chat-completions.js';
+import { plannedRoute } from './dispatch.js';
 import { sendDryRun } from './dry-run.js';
 import { guardTexts, scansInput } from './guard-input.js';
 import { admitAndRoute } from './limits-stage.js';
@@ -63,7 +64,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     r.text = undefined;
   }
 
-  if (dryRun) return sendDryRun(ctx, res, { requestedModel: r.model, route, promptTokens, completionTokens: r.max_output_tokens, scan });
+  if (dryRun) return sendDryRun(ctx, res, { requestedModel: r.model, route: plannedRoute(svc, ctx.key!.organization_id, route), promptTokens, completionTokens: r.max_output_tokens, scan });
 
   const native = svc.config.providers.get(route.entry.provider)?.responses_api === true;
   // Only the native path splices into the caller's text; after a scan, only text that reads one way may go (json-keys.ts).
