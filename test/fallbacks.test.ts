@@ -269,6 +269,12 @@ describe('a circuit opens on its failure rate over a window (pure, on a fake clo
   });
 });
 
+/** Providers `pa` and `pb` on two mocks, each with its own retry policy. */
+const twoProviders = (a: OpenAIMock, b: OpenAIMock, retryA: Record<string, number>, retryB: Record<string, number>) => ({
+  pa: { kind: 'openai' as const, base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryA },
+  pb: { kind: 'openai' as const, base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryB },
+});
+
 describe('one deadline for the whole request, fallbacks included', () => {
   const DEADLINE_MS = 600;
   let a: OpenAIMock;
@@ -281,10 +287,7 @@ describe('one deadline for the whole request, fallbacks included', () => {
     b = await startOpenAIMock();
     gw = await startGateway({
       config: {
-        providers: {
-          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1, deadline_ms: DEADLINE_MS } },
-          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 2, base_delay_ms: 5, max_delay_ms: 10, deadline_ms: DEADLINE_MS } },
-        },
+        providers: twoProviders(a, b, { max_attempts: 1, deadline_ms: DEADLINE_MS }, { max_attempts: 2, base_delay_ms: 5, max_delay_ms: 10, deadline_ms: DEADLINE_MS }),
         models: [
           { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
           { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
@@ -401,10 +404,7 @@ describe('after auto, a fallback the picker found too small is not tried', () =>
     b = await startOpenAIMock();
     gw = await startGateway({
       config: {
-        providers: {
-          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } },
-          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: { max_attempts: 1 } },
-        },
+        providers: twoProviders(a, b, { max_attempts: 1 }, { max_attempts: 1 }),
         models: [
           { id: 'big', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
           { id: 'small', provider: 'pb', context_window: 200, pricing: { prompt: 0.1, completion: 0.1 } },
