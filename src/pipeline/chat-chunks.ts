@@ -16,6 +16,9 @@ export class ChunkWriter {
   private seenModel: unknown;
   private idKey = '';
   private modelKey = '';
+  /** The same keys with any JSON whitespace around the colon, built only for a stream that spaces them. */
+  private idSpaced: RegExp | undefined;
+  private modelSpaced: RegExp | undefined;
 
   constructor(private readonly idValue: string, private readonly modelValue: string, private readonly created: number) {
     this.id = JSON.stringify(idValue);
@@ -84,8 +87,6 @@ export class ChunkWriter {
     return raw.slice(0, first) + firstVal + raw.slice(first + firstLen, second) + secondVal + raw.slice(second + secondLen);
   }
 
-  private idSpaced: RegExp | undefined;
-  private modelSpaced: RegExp | undefined;
 
   private serialise(chunk: ChatChunk): string {
     // An upstream chunk (it has an id) keeps its key order and its own created; a translator's gets the stream's head.

@@ -8,6 +8,7 @@ import type { FallbackTarget } from '../config/resilience-schema.js';
 import type { ChatRequest, EmbeddingsRequest, ModelEntry, PassHeaders, UpstreamAttempt, UpstreamTarget } from '../domain.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { rateHeaders } from '../limits/gate.js';
+import { activatedChat } from '../routing/org-catalogue.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { runChain, type ChainDeps } from '../upstream/resilient.js';
 import type { ChatOutcome } from '../upstream/upstream.js';
@@ -35,7 +36,7 @@ function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
   const cat = catalogueFor(svc, org);
   const tooSmall = (e: ModelEntry) => route.candidates.some((c) => !c.fits && c.provider === e.provider && c.model === e.id);
   for (const f of route.fallbacks) {
-    const e = cat.byId.get(f.model)?.find((x) => x.provider === f.provider && x.type === 'chat');
+    const e = activatedChat(cat, f.provider, f.model);
     if (e && !chain.includes(e) && !tooSmall(e)) chain.push(e);
   }
   return chain;

@@ -79,10 +79,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     return undefined;
   }
 
-  /** The route for `method` on the path, undefined when there is none, or the error a malformed segment is. */
-  function routeFor(method: string, path: string, segs: string[]): Found | GatewayError | undefined {
-    const hit = exactFor(method, path);
-    if (hit) return hit;
+  /** The parameterised route for `method` on the path, undefined when there is none, or the error a malformed segment is. */
+  function paramRouteFor(method: string, segs: string[]): Found | GatewayError | undefined {
     for (const r of compiled) {
       if (r.method !== method) continue;
       const raw = match(r.parts, segs);
@@ -106,7 +104,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     const hot = exactFor(req.method, req.path);
     if (hot) return hot;
     const segs = req.path.split('/').filter(Boolean);
-    const hit = routeFor(req.method, req.path, segs) ?? (req.method === 'HEAD' ? routeFor('GET', req.path, segs) : undefined);
+    const hit = paramRouteFor(req.method, segs)
+      ?? (req.method === 'HEAD' ? exactFor('GET', req.path) ?? paramRouteFor('GET', segs) : undefined);
     if (hit) return hit;
     const allowed = new Set<string>();
     for (const r of compiled) if (match(r.parts, segs)) allowed.add(r.method).add(r.method === 'GET' ? 'HEAD' : r.method);

@@ -17,6 +17,11 @@ export interface OrgCatalogue {
   readonly fallbacks?: readonly FallbackTarget[] | undefined;
 }
 
+/** The activated chat model `provider`/`model`, as a rule's pin or a fallback names one; undefined when not activated. */
+export function activatedChat(cat: OrgCatalogue, provider: string, model: string): ModelEntry | undefined {
+  return cat.byId.get(model)?.find((e) => e.provider === provider && e.type === 'chat');
+}
+
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value); else map.set(key, [value]);

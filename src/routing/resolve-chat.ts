@@ -6,7 +6,7 @@ import type { FallbackTarget } from '../config/resilience-schema.js';
 import type { ModelEntry } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { pickAuto, type Candidate } from './auto-picker.js';
-import type { OrgCatalogue } from './org-catalogue.js';
+import { activatedChat, type OrgCatalogue } from './org-catalogue.js';
 
 /** A compiled rule as the hot path reads it. */
 export interface RuleTarget {
@@ -51,13 +51,13 @@ export function resolveChat(
   if (rule) {
     const reason = `rule:${rule.name}`;
     if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason, fallbacks: cat.fallbacks };
-    const entry = cat.byId.get(rule.model!)?.find((e) => e.provider === rule.provider && e.type === 'chat');
+    const entry = activatedChat(cat, rule.provider!, rule.model!);
     if (!entry) {
       // With fallbacks, as with an unconfigured pin, the first the organisation has activated takes the request.
       const fallbacks = rule.fallbacks ?? [];
       for (let i = 0; i < fallbacks.length; i++) {
         const f = fallbacks[i]!;
-        const fb = cat.byId.get(f.model)?.find((e) => e.provider === f.provider && e.type === 'chat');
+        const fb = activatedChat(cat, f.provider, f.model);
         if (fb) return { entry: fb, route_reason: reason, candidates: [], fallbacks: fallbacks.slice(i + 1), skipped: { provider: rule.provider!, model: rule.model! } };
       }
       throw new GatewayError('route_target_invalid', `Routing rule "${rule.name}" pins ${rule.provider}/${rule.model}, which this organisation has not activated.`);

@@ -52,6 +52,13 @@ const isArrayHeader = (b: number | undefined): boolean => b !== undefined && ((b
 
 type Framed = { rows: TraceRecord[]; next: number } | { reason: string };
 
+/** Whether a whole record whose body matches its checksum starts at `c`. */
+function checksummed(data: Buffer, c: number): boolean {
+  if (c + HEADER > data.length) return false;
+  const end = c + HEADER + data.readUInt32LE(c);
+  return end <= data.length && crc32(data.subarray(c + HEADER, end)) === data.readUInt32LE(c + 4);
+}
+
 /** The record at `off`: its rows and where the next begins, or why it is not one. */
 function recordAt(data: Buffer, off: number): Framed {
   if (data.length - off < HEADER) return { reason: 'truncated header' };
@@ -86,7 +93,7 @@ function resync(data: Buffer, from: number): number {
     const after = c + HEADER + len;
     const framed = after === data.length || (after + HEADER < data.length && isArrayHeader(data[after + HEADER]) && after + HEADER + data.readUInt32LE(after) <= data.length);
     if (!framed && (budget -= len) < 0) return GAVE_UP;
-    if (crc32(data.subarray(c + HEADER, after)) === data.readUInt32LE(c + 4)) return c;
+    if (checksummed(data, c)) return c;
   }
   return -1;
 }
@@ -103,7 +110,7 @@ export function decodeSegment(segment: string, data: Buffer): SegmentContents {
     // A body that fails its checksum under a length that fits: the length is most likely
     // sound, and the next record starts where it says (or the segment ends there).
     const skip = r.reason === 'checksum mismatch' || r.reason === 'undecodable record' ? off + HEADER + data.readUInt32LE(off) : -1;
-    const next = skip === data.length || (skip > 0 && 'rows' in recordAt(data, skip)) ? skip : resync(data, off + 1);
+    const next = skip === data.length || (skip > 0 && checksummed(data, skip)) ? skip : resync(data, off + 1);
     // Torn: a truncated last record with nothing after it, as a crash mid-append leaves. A search
     // that gave up proves nothing, so that is corruption.
     bad.push({ segment, offset: off, reason: r.reason, torn: next === -1 && r.reason.startsWith('truncated') });
