@@ -236,12 +236,15 @@ export type StreamEvent =
      */
     head?: PlainHead;
   }
-  | { type: 'error'; message: string }
+  /** A failure: `upstream` when the provider sent it as an error of its own inside the stream. */
+  | { type: 'error'; message: string; upstream?: InBandError }
   /** A native Responses API event (`POST /responses` upstreams), passed through as the upstream sent it. */
   | {
     type: 'event'; name: string; data: Record<string, unknown>;
     /** The upstream's text of it; undefined where it cannot go as written (sent over several data lines). */
     raw: string | undefined;
+    /** Set on the upstream's own `error` event. */
+    upstream?: InBandError;
   }
   | { type: 'done' };
 
@@ -249,6 +252,14 @@ export interface StreamTranslator {
   /** One parsed SSE event from the upstream (event name may be undefined). */
   event(name: string | undefined, data: string): StreamEvent[];
 }
+
+/**
+ * A provider's error sent inside a 200 stream (Anthropic's `overloaded_error`
+ * event, an OpenAI-style `{"error": …}` chunk): the HTTP status it stands for,
+ * and what it said. Before the stream's first event it fails the call as that
+ * status would have, so retries and fallbacks apply (exchange.ts).
+ */
+export interface InBandError { status: number; details: UpstreamErrorDetails }
 
 /** What an upstream error body said, in OpenAI's terms where it can be. */
 export interface UpstreamErrorDetails {

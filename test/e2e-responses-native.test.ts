@@ -146,6 +146,28 @@ for (const http of HTTP_KINDS) {
       assert.match(events.at(-1)!, /^event: response\.completed\n/);
     });
 
+    test('stream: an error event before any other is a failed call, retried; a caller\'s error code comes back as its 400', async () => {
+      const failed = { transcript: { sse: [{ event: 'error', data: { type: 'error', code: 'server_error', message: 'The server had an error.', param: null, sequence_number: 0 } }] } };
+      mock.script.push(failed);
+      const n = mock.requests.length;
+      const seen: string[] = [];
+      for await (const ev of client.responses.stream({ model: 'nat-model', input: 'one two' })) seen.push(ev.type);
+      assert.equal(seen[0], 'response.created');
+      assert.equal(seen.at(-1), 'response.completed');
+      assert.ok(!seen.includes('error'), seen.join());
+      assert.equal(mock.requests.length - n, 2, 'retried once');
+
+      mock.script.push({ transcript: { sse: [{ event: 'error', data: { type: 'error', code: 'invalid_image_url', message: 'The image URL could not be read.', param: 'input', sequence_number: 0 } }] } });
+      await assert.rejects(client.responses.create({ model: 'nat-model', input: 'look', stream: true }), (e: any) => {
+        assert.equal(e.status, 400);
+        assert.equal(e.code, 'invalid_image_url');
+        assert.equal(e.param, 'input');
+        assert.equal(e.error.message, 'The image URL could not be read.');
+        return true;
+      });
+      assert.equal(mock.requests.length - n, 3, 'not retried');
+    });
+
     test('previous_response_id: a native chain goes upstream as is; another organisation gets 404 and the upstream is not called', async () => {
       const first = await client.responses.create({ model: 'nat-model', input: 'remember me' });
       const second = await client.responses.create({ model: 'nat-model', input: 'and now?', previous_response_id: first.id });

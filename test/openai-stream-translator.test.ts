@@ -47,7 +47,8 @@ test('errors, spaced JSON and a new id are always parsed; a finish goes on unpar
   assert.ok(parsed(`${line('"content":"x"')},"logprobs":{"finish_reason":"stop"},"finish_reason":null}]}`), 'a finish_reason string nested in a choice\'s member');
   assert.ok(parsed(`${line('"content":"x"')},"finish_reason":null}],"x":{"y":{"finish_reason":"stop"}}}`), 'a finish_reason string as deep as a choice\'s, past the choices');
   const err = t.event(undefined, '{"error":{"message":"overloaded"}}')[0]!;
-  assert.deepEqual(err, { type: 'error', message: 'overloaded' });
+  // An error with no status or known type is the provider's own failure: a 500.
+  assert.deepEqual(err, { type: 'error', message: 'overloaded', upstream: { status: 500, details: { message: 'overloaded', type: undefined, param: null, code: null } } });
   assert.deepEqual(t.event(undefined, '[DONE]'), [{ type: 'done' }]);
 });
 

@@ -210,7 +210,10 @@ describe('anthropic adapter', () => {
     mock.fault = 'error-event-mid-stream';
     try {
       const { events } = await stream(anthropic.chatRequest(target(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
-      assert.deepEqual(events.at(-1), { type: 'error', message: 'Overloaded' });
+      assert.deepEqual(events.at(-1), {
+        type: 'error', message: 'Overloaded',
+        upstream: { status: 529, details: { message: 'Overloaded', type: 'overloaded_error', param: null, code: null } },
+      });
       assert.equal(text(events), 'the quick ');
       assert.ok(!events.some((e) => e.type === 'done'));
     } finally { mock.fault = 'none'; }

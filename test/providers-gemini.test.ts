@@ -94,7 +94,10 @@ describe('gemini adapter: chat over the mock', () => {
     mock.fault = 'error-event-mid-stream';
     try {
       const { events } = await stream(gemini.chatRequest(flash(), chat([{ role: 'user', content: PROMPT }], { stream: true })));
-      assert.deepEqual(events.at(-1), { type: 'error', message: 'The model is overloaded. Please try again later.' });
+      assert.deepEqual(events.at(-1), {
+        type: 'error', message: 'The model is overloaded. Please try again later.',
+        upstream: { status: 503, details: { message: 'The model is overloaded. Please try again later.', param: null, code: 'UNAVAILABLE', type: 'server_error' } },
+      });
       assert.equal(text(events), 'the quick ');
     } finally { mock.fault = 'none'; }
   });

@@ -98,7 +98,7 @@ export async function dispatchChat(svc: Services, ctx: RequestContext, route: Re
   return value;
 }
 
-/** Resolves once an upstream accepted the stream: retries and fallbacks end there, before any byte reaches the caller. */
+/** Resolves with an upstream's first event: retries and fallbacks end there, before any byte reaches the caller. */
 export async function dispatchStream(svc: Services, ctx: RequestContext, route: Resolution, req: ChatRequest, signal: ClientSignal): Promise<StreamOutcome> {
   const org = ctx.key!.organization_id;
   const keepSent = archivesPayloads(svc, org);

@@ -28,6 +28,7 @@ import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream } from './stream-end.js';
 import { archivesPayloads, dispatchNative } from './dispatch.js';
+import { inBandFailure } from '../upstream/upstream-errors.js';
 
 /**
  * Items replayed to an upstream that never saw them: our ids mean nothing
@@ -198,7 +199,7 @@ class NativeRelay implements BatchSink {
     for (let i = from; i < events.length; i++) {
       const ev = events[i]!;
       if (ev.type === 'error') {
-        if (!res.started && !out.started) throw new GatewayError('upstream_error', ev.message);
+        if (!res.started && !out.started) throw inBandFailure(ev.message, ev.upstream);
         out.abort('upstream_error', this.failEvents('upstream_error', ev.message));
         return STOP;
       }

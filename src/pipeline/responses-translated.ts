@@ -26,6 +26,7 @@ import { markStoring, releaseRequest, saveResponse, type Prepared } from './resp
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream, isBlock } from './stream-end.js';
+import { inBandFailure } from '../upstream/upstream-errors.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;
@@ -122,7 +123,7 @@ class TranslatedRelay implements BatchSink {
     const { res, out, p, moderator } = this;
     for (const ev of events) {
       if (ev.type === 'error') {
-        if (!res.started && !out.hasOutput) throw new GatewayError('upstream_error', ev.message);
+        if (!res.started && !out.hasOutput) throw inBandFailure(ev.message, ev.upstream);
         return this.fail('upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;

@@ -12,10 +12,15 @@ import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamO
 import type { AnswerHead } from './h1/answer-head.js';
 import type { CallController, CallHandler } from './origin-clients.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
-import { upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
+import { inBandFailure, upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
 
 class ClientGone extends Error {
   constructor() { super('The client closed the connection.'); this.name = 'ClientGone'; }
+}
+
+/** A stream whose body ended, after its 200 head, before any event: a failed call, as a reset connection is (retryable). */
+class EndedEmpty extends Error {
+  constructor() { super('The upstream stream ended before its first event.'); this.name = 'EndedEmpty'; }
 }
 
 /**
@@ -202,6 +207,12 @@ const HIGH_WATER_BYTES = 64 * 1024;
  * A body that ends before the provider signalled completion (its translator's
  * `done`) ends with an error event, so truncation never passes for a complete
  * answer.
+ *
+ * The call counts as answered at its first event, not its 200 head: until
+ * then nothing can have reached the caller, so a body that fails or ends
+ * before it, or whose first event is the provider's own error (Anthropic's
+ * `overloaded_error`), fails the call, and retries and fallbacks take it
+ * over. The first event is not waited for beyond its own read.
  */
 class StreamExchange extends Exchange implements StreamBatches {
   private readonly parser: EventSourceParser;
@@ -224,7 +235,8 @@ class StreamExchange extends Exchange implements StreamBatches {
   private queuedBytes = 0;
   private finished = false;
   private closed = false;
-  private isAccepted = false;
+  /** The first event came and was not an error: the call is answered (`ready` resolved). */
+  private committed = false;
   /** The relay being fed; cleared once the stream is over for it. */
   private sink: BatchSink | undefined;
   /** A delivery is queued, or the sink has not yet settled the last batch: what arrives meanwhile waits in the queue. */
@@ -272,8 +284,20 @@ class StreamExchange extends Exchange implements StreamBatches {
     if (done.size >= this.choices) this.finished = true;
   }
 
-  protected accepted(): void {
-    this.isAccepted = true;
+  /** The 200 head: the call is answered only with its first event (commit). */
+  protected accepted(): void {}
+
+  /** Before the call is answered: the failure its first event stands for, when that is an error. */
+  private firstFailure(): GatewayError | undefined {
+    const first = this.queue[0];
+    if (first?.type === 'error') return inBandFailure(first.message, first.upstream);
+    if (first?.type === 'event' && first.upstream) return inBandFailure(first.upstream.details.message, first.upstream);
+    return undefined;
+  }
+
+  /** The call is answered: the relay may take the stream. */
+  private commit(): void {
+    this.committed = true;
     const { sent } = this;
     this.sent = '';
     this.ready.resolve({ events: this, sent, headers: this.headers });
@@ -298,6 +322,12 @@ class StreamExchange extends Exchange implements StreamBatches {
       return;
     }
     if (this.queue.length === before) return;
+    if (!this.committed) {
+      // Cut off, the connection reports the failure through fail(), which fails the call.
+      const failure = this.firstFailure();
+      if (failure) return this.cutOff(failure);
+      this.commit();
+    }
     this.schedule();
     if (this.queuedBytes > HIGH_WATER_BYTES) this.controller?.pause();
   }
@@ -311,12 +341,18 @@ class StreamExchange extends Exchange implements StreamBatches {
   }
 
   protected end(): void {
+    // Nothing came (a failed call), or only [DONE] (an empty answer).
+    if (!this.committed) {
+      const failure = this.firstFailure() ?? (this.finished ? undefined : upstreamTransportError(new EndedEmpty()));
+      if (failure) return this.fail(failure);
+      this.commit();
+    }
     if (!this.finished) this.push({ type: 'error', message: 'The upstream stream ended before it completed.' });
     this.close();
   }
 
   protected fail(err: GatewayError): void {
-    if (!this.isAccepted) {
+    if (!this.committed) {
       this.ready.reject(err);
       this.ready = SETTLED;
       return;
@@ -392,8 +428,8 @@ class StreamExchange extends Exchange implements StreamBatches {
 }
 
 /**
- * Resolves once the upstream accepted the call; an error status rejects before
- * any byte reaches the caller. `sent` is the body sent, carried to the outcome
+ * Resolves once the upstream answered with its first event; an error status,
+ * or a body that ends, fails or errs before it, rejects. `sent` is the body sent, carried to the outcome
  * for the payload archive; `choices` the request's `n`. Not async, and the exchange resolves with the
  * outcome itself: a stream waits for acceptance with this one promise, where
  * an async frame and a promise to reshape its result were two more, and under

@@ -6,8 +6,8 @@
 // request's, over all its attempts, waits and fallbacks (see Deadline): no wait
 // is started that would end past it, an attempt still running when it passes
 // is cut short, and a caller that leaves cancels the wait. Streams are retried
-// only until the upstream accepted the call (`chatStream` resolved): this wraps
-// that promise, never the events after it.
+// only until the upstream answered the call with its first event (`chatStream`
+// resolved; exchange.ts): this wraps that promise, never the events after it.
 import type { RetryPolicy } from '../config/resilience-schema.js';
 import { GatewayError } from '../errors.js';
 import { ClientSignal } from '../http/client-signal.js';
@@ -65,8 +65,9 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
  * fires when the caller leaves, or when the deadline passes, which cuts short
  * an attempt still running (an exchange not yet on a socket fails at once, so
  * nothing waits for a pool slot past the deadline). `done()` stops the clock
- * once an upstream accepted the call (or the call failed for good); an
- * accepted stream still ends when the caller leaves, through the same signal.
+ * once an upstream answered the call (a stream with its first event), or the
+ * call failed for good; an answered stream still ends when the caller leaves,
+ * through the same signal.
  * No promise races the attempt: the abort is how the deadline arrives, which
  * keeps a request that never reaches its deadline at one timer and no extra
  * promises.

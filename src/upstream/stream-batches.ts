@@ -7,6 +7,7 @@
 // it died. A waiting stream now holds its state and nothing else.
 import { TEXT_MEMBERS, type PassHeaders, type StreamEvent } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { inBandFailure } from './upstream-errors.js';
 
 /** A sink's answer that ends the stream early (a moderation block, a cut, a caller gone): the upstream is cut too. */
 export const STOP = Symbol('stop');
@@ -85,7 +86,7 @@ export function collectEvents(batches: StreamBatches, maxBytes: number): Promise
   return new Promise((ok, fail) => batches.pump({
     batch(events) {
       for (const ev of events) {
-        if (ev.type === 'error') throw new GatewayError('upstream_error', ev.message);
+        if (ev.type === 'error') throw inBandFailure(ev.message, ev.upstream);
         size += eventSize(ev);
         if (size > maxBytes) {
           throw new GatewayError('upstream_error', `The upstream answer is larger than upstream.max_response_bytes (${maxBytes} bytes), the most that buffered moderation holds.`);

@@ -1,7 +1,7 @@
 // Maps what can go wrong talking to a provider onto the catalogue. A provider's
 // 400/404/422 is the caller's request and keeps its status; 429 stays 429 so SDKs
 // back off; the provider refusing our own credential, or failing, is a 502.
-import type { PassHeaders, UpstreamErrorDetails } from '../domain.js';
+import type { InBandError, PassHeaders, UpstreamErrorDetails } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { UpstreamTimeoutError } from './h1/errors.js';
 
@@ -25,6 +25,15 @@ export function upstreamStatusError(status: number, details: UpstreamErrorDetail
     upstreamStatus: status,
     headers: headers.filter(([k]) => k === 'retry-after' || k === 'retry-after-ms'),
   });
+}
+
+/**
+ * What an error event in a stream stands for: the provider's own error, as the
+ * status it named would have been (in-band-error.ts), or the translator's
+ * finding (a malformed chunk), a 502.
+ */
+export function inBandFailure(message: string, upstream: InBandError | undefined): GatewayError {
+  return upstream ? upstreamStatusError(upstream.status, upstream.details) : new GatewayError('upstream_error', message);
 }
 
 export function upstreamTransportError(err: unknown): GatewayError {

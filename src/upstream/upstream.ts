@@ -51,8 +51,8 @@ export class Upstream {
   }
 
   /**
-   * Resolves once the upstream accepted the call; an error status rejects
-   * before any byte reaches the caller. `keepSent` as for chat(): an accepted
+   * Resolves with the upstream's first event; an error status, or a body that
+   * fails before it or with an error event, rejects (exchange.ts). `keepSent` as for chat(): an accepted
    * stream may run for minutes, and the body sent is a copy of its prompt.
    */
   chatStream(target: UpstreamTarget, req: ChatRequest, signal: ClientSignal, keepSent: boolean): Promise<StreamOutcome> {

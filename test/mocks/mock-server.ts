@@ -48,18 +48,27 @@ export interface MockUpstream {
   /**
    * Scripted failures, consumed one per request before anything else answers:
    * a status (answered with an OpenAI-style error body), a status with headers
-   * and an optional delay before it (an upstream that fails slowly), or 'drop'
-   * (the socket is destroyed before any response). Once it is empty the mock
-   * answers as usual.
+   * and an optional delay before it (an upstream that fails slowly), 'drop'
+   * (the socket is destroyed before any response), 'head-then-drop' (a 200
+   * SSE head, then the socket destroyed before any event), or a transcript
+   * played once. Once it is empty the mock answers as usual.
    */
   script: ScriptStep[];
   close(): Promise<void>;
 }
 
-export type ScriptStep = number | 'drop' | { status: number; headers?: Record<string, string>; delayMs?: number };
+export type ScriptStep = number | 'drop' | 'head-then-drop' | { transcript: Transcript } | { status: number; headers?: Record<string, string>; delayMs?: number };
 
 async function playStep(res: ServerResponse, step: ScriptStep): Promise<void> {
   if (step === 'drop') { res.socket?.destroy(); return; }
+  if (step === 'head-then-drop') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    await sleep(20);
+    res.socket?.destroy();
+    return;
+  }
+  if (typeof step === 'object' && 'transcript' in step) return playTranscript(res, step.transcript);
   if (typeof step === 'object' && step.delayMs) await sleep(step.delayMs);
   if (res.destroyed) return;
   const { status, headers } = typeof step === 'number' ? { status: step, headers: {} } : step;

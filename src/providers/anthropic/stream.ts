@@ -8,6 +8,9 @@
 // message_start, the running output in message_delta) and is sent once, on a
 // final chunk with empty choices, at message_stop.
 import type { ChunkChoice, Delta, StreamEvent, StreamTranslator } from '../../domain.js';
+import { inBandError } from '../in-band-error.js';
+import { isObj } from '../json-shape.js';
+import { errorDetails } from './errors.js';
 import { finishReason, unknownBlock } from './response.js';
 import { JSON_TOOL } from './tools.js';
 import { openaiUsage, readUsage, type AnthropicUsage } from './usage.js';
@@ -89,8 +92,10 @@ export function streamTranslator(): StreamTranslator {
         }
         case 'message_stop':
           return [{ type: 'chunk', chunk: { choices: [], usage: openaiUsage(usage) } }, { type: 'done' }];
-        case 'error':
-          return [{ type: 'error', message: String(ev.error?.message ?? 'Anthropic stream error.') }];
+        case 'error': {
+          const upstream = inBandError(isObj(ev.error) ? ev.error : {}, data, errorDetails);
+          return [{ type: 'error', message: upstream.details.message, upstream }];
+        }
         default:
           // Event types added after this was written (Anthropic's versioning policy allows new ones).
           return NOTHING;

@@ -9,7 +9,9 @@
 // `{error: {code, message, status}}`.
 import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { inBandError } from '../in-band-error.js';
 import { isObj } from '../json-shape.js';
+import { errorDetails } from './errors.js';
 import { isSpace, stringEnd } from '../json-scan.js';
 import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
 import { readUsage } from './usage.js';
@@ -131,7 +133,10 @@ export function streamTranslator(): StreamTranslator {
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
-      if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Gemini stream error.') }];
+      if (chunk.error) {
+        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, data, errorDetails);
+        return [{ type: 'error', message: upstream.details.message, upstream }];
+      }
       if (chunk.usageMetadata) { usage = chunk.usageMetadata; usageRaw = undefined; }
       const out: StreamEvent[] = [];
       if (Array.isArray(chunk.candidates) && chunk.candidates.length > 0) {

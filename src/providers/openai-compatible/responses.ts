@@ -1,7 +1,8 @@
 // OpenAI's own Responses API, for providers configured with responses_api:
 // the caller's body goes to POST {base}/responses with only the model (and the
 // DLP'd input) replaced, and its typed SSE events come back as they were sent.
-import type { ProviderAdapter, StreamEvent, StreamTranslator, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import type { ProviderAdapter, StreamEvent, StreamTranslator, UpstreamErrorDetails, UpstreamRequest, UpstreamTarget } from '../../domain.js';
+import { inBandError } from '../in-band-error.js';
 import { joinUrl } from '../url.js';
 import { withMembers } from '../json-members.js';
 import { isObj } from '../json-shape.js';
@@ -28,6 +29,13 @@ export function responsesRequest(target: UpstreamTarget, body: NativeBody, strea
   return { url: joinUrl(target.baseUrl, 'responses'), method: 'POST', headers, body: spliced ?? JSON.stringify({ ...body.value, ...members }) };
 }
 
+/** A Responses `error` event carries its members at the top: `{type: "error", code, message, param}`; its `type` is the event's. */
+function errorEventDetails(_status: number, text: string): UpstreamErrorDetails {
+  const e = JSON.parse(text) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  return { message: str(e.message) ?? 'The upstream stream failed.', param: str(e.param), code: str(e.code) };
+}
+
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** Each event parsed once and handed on with its own text; a terminal event (or `error`) ends the stream. */
@@ -41,6 +49,7 @@ function responsesStreamTranslator(): StreamTranslator {
       // An event sent over several `data:` lines arrives joined by line breaks; its text, relayed as
       // written, would end the client's data line early, so it is written from the parse instead.
       const ev: StreamEvent = { type: 'event', name: type, data: parsed, raw: data.includes('\n') ? undefined : data };
+      if (type === 'error') ev.upstream = inBandError(parsed, data, errorEventDetails);
       return TERMINAL.has(type) || type === 'error' ? [ev, { type: 'done' }] : [ev];
     },
   };

@@ -8,7 +8,9 @@
 // and the usage chunk, whose usage object alone is parsed. Chunks that carry
 // an error, or whose head differs, are always parsed.
 import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator, Usage } from '../../domain.js';
+import { inBandError } from '../in-band-error.js';
 import { isObj } from '../json-shape.js';
+import { errorDetails } from './errors.js';
 import { flatCopy } from '../../flat-copy.js';
 import { TailReader } from './chunk-tail.js';
 import { choicesReadable } from './response.js';
@@ -71,7 +73,10 @@ export function streamTranslator(): StreamTranslator {
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
-      if (chunk.error) return [{ type: 'error', message: String(chunk.error.message ?? 'Upstream stream error.') }];
+      if (chunk.error) {
+        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, data, errorDetails);
+        return [{ type: 'error', message: upstream.details.message, upstream }];
+      }
       // The head this chunk's text begins with, when it has one: its line is then written as a plain
       // chunk's is, without searching the text for its id and model.
       let begins: PlainHead | undefined;
