@@ -262,6 +262,21 @@ describe('a circuit opens on its failure rate over a window (pure, on a fake clo
     assert.equal(c.state, 0, 'the probe decided');
   });
 
+  test('refusing() only reads: asked any number of times, it never takes the half-open probe', () => {
+    let now = 10_000;
+    const c = new Circuit(policy, () => now);
+    assert.equal(c.refusing(), false, 'closed');
+    for (const failed of [false, true, false, true]) c.record(failed, 'call');
+    assert.equal(c.refusing(), true, 'open');
+    now += 500;
+    for (let i = 0; i < 3; i++) assert.equal(c.refusing(), false, 'past open_ms the probe is free');
+    const probe = c.allow();
+    assert.equal(probe, 'probe', 'and still there for the call that takes it');
+    assert.equal(c.refusing(), true, 'while it is out, the next call would be refused');
+    c.record(false, probe!);
+    assert.equal(c.refusing(), false, 'closed again');
+  });
+
   test('every 5xx counts against the upstream, 529 and 501 too; a 429 or another 4xx does not', () => {
     const failure = (status: number) => new GatewayError('upstream_error', 'x', { upstreamStatus: status, status: status >= 500 ? 502 : status });
     for (const status of [500, 501, 502, 503, 504, 529]) assert.equal(isOutage(failure(status)), true, String(status));

@@ -39,13 +39,20 @@ export class Circuit {
   /** May a call go now, and as what? In half-open, only one probe at a time; undefined when none may. */
   allow(): Ticket | undefined {
     if (this.state === CircuitState.Closed) return 'call';
-    if (this.state === CircuitState.Open) {
-      if (this.now() - this.openedAt < this.policy.open_ms) return undefined;
-      this.state = CircuitState.HalfOpen;
-    }
-    if (this.probing) return undefined;
+    if (this.refusing()) return undefined;
+    this.state = CircuitState.HalfOpen;
     this.probing = true;
     return 'probe';
+  }
+
+  /**
+   * Would allow() refuse a call now? Changes nothing, so asking takes no probe: the
+   * `auto` picker asks before the chain calls allow(). (Open, no probe is ever out.)
+   */
+  refusing(): boolean {
+    if (this.state === CircuitState.Closed) return false;
+    if (this.state === CircuitState.Open && this.now() - this.openedAt < this.policy.open_ms) return true;
+    return this.probing;
   }
 
   /**
