@@ -5,15 +5,16 @@
 // opens after consecutive failed calls: the upstream is then not called (fast
 // 503, or straight to the fallback), the state shows in /metrics, and a
 // half-open probe closes it again, or re-opens it when it fails; it also opens
-// on a failure rate over a window (checked on a fake clock). One deadline
-// spans the whole request: a fallback gets only what is left of it, an attempt
-// still running when it passes is cut short, and no retry wait outlives it.
+// on a failure rate over a window (checked on a fake clock), and reading its
+// state takes no probe. One deadline spans the whole request: a fallback gets
+// only what is left of it, an attempt still running when it passes is cut
+// short, and no retry wait outlives it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, chatBody, MGMT_UPSTREAM_ENV, UNSET_ENV } from './helpers/management.js';
+import { call, chatBody, MGMT_UPSTREAM_ENV, twoProviders, UNSET_ENV } from './helpers/management.js';
 import { circuitSchema } from '../src/config/resilience-schema.js';
 import { Circuit, Circuits, isOutage } from '../src/upstream/circuit.js';
 import { GatewayError } from '../src/errors.js';
@@ -171,10 +172,11 @@ describe('fallbacks and circuits', () => {
     // A lone skipped target is not one clean attempt: the trace says what happened (it said nothing).
     const skipped = await gw.traces.waitFor(fast.headers.get('x-request-id')!);
     assert.deepEqual(skipped.attempts?.map((x) => [x.provider, x.status, x.latency_ms]), [['pa', 503, 0]]);
-    const viaFallback = await ask('auto');
+    // A pin's fallbacks (`auto` picks another candidate instead: auto-circuits.test.ts).
+    const viaFallback = await ask('pinned');
     assert.equal(viaFallback.status, 200);
-    assert.equal(viaFallback.body.gateway.model, 'b-model');
-    assert.deepEqual(viaFallback.body.gateway.attempts.map((x: any) => x.status), [503, 200]);
+    assert.equal(viaFallback.body.gateway.model, 'c-model');
+    assert.deepEqual(viaFallback.body.gateway.attempts.map((x: any) => [x.provider, x.status]), [['pa', 503], ['off', 409], ['pb', 200]]);
     assert.equal(a.requests.length, 0);
   });
 
@@ -282,12 +284,6 @@ describe('a circuit opens on its failure rate over a window (pure, on a fake clo
     for (const status of [500, 501, 502, 503, 504, 529]) assert.equal(isOutage(failure(status)), true, String(status));
     for (const status of [400, 404, 409, 422, 429]) assert.equal(isOutage(failure(status)), false, String(status));
   });
-});
-
-/** Providers `pa` and `pb` on two mocks, each with its own retry policy. */
-const twoProviders = (a: OpenAIMock, b: OpenAIMock, retryA: Record<string, number>, retryB: Record<string, number>) => ({
-  pa: { kind: 'openai' as const, base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryA },
-  pb: { kind: 'openai' as const, base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryB },
 });
 
 describe('one deadline for the whole request, fallbacks included', () => {

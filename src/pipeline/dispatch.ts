@@ -22,6 +22,11 @@ export function chainDeps(svc: Services): ChainDeps {
     isConfigured: (p) => svc.credentials.isConfigured(p),
     target: (e) => targetFor(svc, e),
     retryPolicy: (p) => svc.config.providers.get(p)!.retry,
+    refusing: (e) => {
+      // The circuit runChain would take for targetFor(svc, e) (provider and base URL), found without building the target.
+      const p = svc.config.providers.get(e.provider)!;
+      return p.kind !== 'mock' && svc.circuits.get(e.provider, p.base_url ?? '').refusing();
+    },
   };
 }
 

@@ -28,11 +28,13 @@ type RouteRequest = { model: string; promptTokens: number; maxTokens: number | u
  */
 export function admitAndRoute(svc: Services, ctx: RequestContext, request: RouteRequest, dryRun: boolean): Resolution | Promise<Resolution> {
   const gate = dryRun ? undefined : admitRequest(svc, ctx, request.promptTokens);
-  return gate ? gate.then(() => resolveRoute(svc, ctx, request)) : resolveRoute(svc, ctx, request);
+  return gate ? gate.then(() => resolveRoute(svc, ctx, request, dryRun)) : resolveRoute(svc, ctx, request, dryRun);
 }
 
-function resolveRoute(svc: Services, ctx: RequestContext, request: RouteRequest): Resolution {
-  const route = resolveChat(catalogueFor(svc, ctx.key!.organization_id), request, (p) => svc.credentials.isConfigured(p), svc.rules);
+function resolveRoute(svc: Services, ctx: RequestContext, request: RouteRequest, dryRun: boolean): Resolution {
+  // A dry run is asked about the routing, not this moment's circuits (as plannedRoute): `auto` reads them only for a call.
+  const refusing = dryRun ? undefined : svc.deps.refusing;
+  const route = resolveChat(catalogueFor(svc, ctx.key!.organization_id), request, (p) => svc.credentials.isConfigured(p), svc.rules, refusing);
   ctx.trace.provider = route.entry.provider;
   ctx.trace.model = route.entry.id;
   ctx.trace.route_reason = route.route_reason;

@@ -50,7 +50,7 @@ export interface Services {
   limits: Limits;
   /** One circuit breaker per upstream provider and origin. */
   circuits: Circuits;
-  /** What the retry/fallback chain needs, built once. */
+  /** What the retry/fallback chain needs, built once; `auto` reads circuits through it too. */
   deps: ChainDeps;
 }
 

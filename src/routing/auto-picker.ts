@@ -3,7 +3,8 @@
 // prompt plus max_tokens. The default policy picks the lowest estimated cost
 // (prompt estimate at the prompt price plus max_tokens, or 256 when unset, at the
 // completion price); ties keep activation order. An organisation's
-// `auto_preference` replaces that ranking with its own order.
+// `auto_preference` replaces that ranking with its own order. The best-ranked
+// candidate whose upstream's circuit lets a call through is picked.
 import type { ModelEntry } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { OrgCatalogue } from './org-catalogue.js';
@@ -29,6 +30,8 @@ export function pickAuto(
   isConfigured: (provider: string) => boolean,
   promptTokens: number,
   maxTokens: number | undefined,
+  /** Whether an entry's circuit refuses calls now, read without taking its probe; a dry run passes none. */
+  refusing?: (entry: ModelEntry) => boolean,
 ): AutoPick {
   const completion = maxTokens ?? DEFAULT_COMPLETION_ESTIMATE;
   const candidates: Candidate[] = [];
@@ -48,5 +51,20 @@ export function pickAuto(
     ? (u: (typeof usable)[number]) => { const i = pref.indexOf(u.entry.id); return i < 0 ? Number.MAX_SAFE_INTEGER : i; }
     : (u: (typeof usable)[number]) => u.cost;
   usable.sort((a, b) => rank(a) - rank(b) || a.order - b.order);
-  return { entry: usable[0]!.entry, candidates };
+  return { entry: firstAdmitted(usable, refusing), candidates };
+}
+
+/**
+ * The best-ranked entry whose circuit lets a call through: an open one would refuse it,
+ * and without a fallback answer 503 while a healthy candidate sat idle. A half-open
+ * circuit with its probe free is not passed over for a closed one: `auto` traffic is
+ * what probes it, and passed over it would stay open for good, the cheaper (or
+ * preferred) model given up while other traffic never came. That request gets one
+ * attempt, as any call that draws a probe does, and the fallbacks back it up. When
+ * every circuit refuses, the best-ranked still, so the chain answers its circuit-open
+ * 503 as it always did.
+ */
+function firstAdmitted(usable: readonly { entry: ModelEntry }[], refusing: ((entry: ModelEntry) => boolean) | undefined): ModelEntry {
+  if (refusing) for (const u of usable) if (!refusing(u.entry)) return u.entry;
+  return usable[0]!.entry;
 }

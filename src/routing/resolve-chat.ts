@@ -43,6 +43,8 @@ export function resolveChat(
   input: ResolveInput,
   isConfigured: (provider: string) => boolean,
   matchRule: RuleMatcher,
+  /** For `auto`: whether an entry's circuit refuses calls now (see pickAuto). */
+  refusing?: (entry: ModelEntry) => boolean,
 ): Resolution {
   const explicit = cat.byId.get(input.model)?.filter((e) => e.type === 'chat');
   if (explicit?.length) return { entry: firstConfigured(explicit, isConfigured, input.model), route_reason: 'default', candidates: [] };
@@ -50,7 +52,7 @@ export function resolveChat(
   const rule = matchRule(cat.orgId, input.model);
   if (rule) {
     const reason = `rule:${rule.name}`;
-    if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: reason, fallbacks: cat.fallbacks };
+    if (rule.kind === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens, refusing), route_reason: reason, fallbacks: cat.fallbacks };
     const entry = activatedChat(cat, rule.provider!, rule.model!);
     if (!entry) {
       // With fallbacks, as with an unconfigured pin, the first the organisation has activated takes the request.
@@ -69,7 +71,7 @@ export function resolveChat(
     return { entry, route_reason: reason, candidates: [], fallbacks: rule.fallbacks };
   }
 
-  if (input.model === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens), route_reason: 'default', fallbacks: cat.fallbacks };
+  if (input.model === 'auto') return { ...pickAuto(cat, isConfigured, input.promptTokens, input.maxTokens, refusing), route_reason: 'default', fallbacks: cat.fallbacks };
   const aliased = cat.byAlias.get(input.model);
   if (aliased?.length) return { entry: firstConfigured(aliased, isConfigured, input.model), route_reason: 'default', candidates: [], fallbacks: cat.fallbacks };
   throw new GatewayError('model_not_found', `The model "${input.model}" does not exist or is not activated for this organisation.`, { param: 'model' });

@@ -18,6 +18,11 @@ export interface ChainDeps {
   isConfigured(provider: string): boolean;
   target(entry: ModelEntry): UpstreamTarget;
   retryPolicy(provider: string): RetryPolicy;
+  /**
+   * Whether the circuit the chain would consult for `entry` refuses a call now, read
+   * without taking its probe. Not used by the chain: the `auto` picker asks it first.
+   */
+  refusing(entry: ModelEntry): boolean;
   /** Injectable jitter, for tests that bound the waits. */
   random?: () => number;
 }

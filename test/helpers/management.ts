@@ -30,6 +30,12 @@ export async function call(base: string, key: string | undefined, method: string
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
 
+/** Providers `pa` and `pb` on two mock upstreams, each with its own retry policy. */
+export const twoProviders = (a: { url: string }, b: { url: string }, retryA: Record<string, number>, retryB: Record<string, number>) => ({
+  pa: { kind: 'openai' as const, base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryA },
+  pb: { kind: 'openai' as const, base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryB },
+});
+
 /** A chat request body for `model`. */
 export const chatBody = (model: string, content = 'hello') => ({ model, messages: [{ role: 'user', content }] });
 
