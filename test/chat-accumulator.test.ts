@@ -83,3 +83,22 @@ test('a moderated stream keeps every other member\'s pieces joined by place, whe
   feed(archived);
   assert.deepEqual(archived.trailTexts(0), [], 'kept only for buffered moderation');
 });
+
+test('a text member that streams as text and as a list (or an object) keeps every piece, as a content list; a message beside a delta is folded in as one', () => {
+  const acc = new StreamAccumulator();
+  const chunk = (choice: object) => ({ choices: [{ index: 0, finish_reason: null, ...choice }] }) as unknown as ChatChunk;
+  acc.add(chunk({ delta: { role: 'assistant', content: 'Sure, ' } }));
+  acc.add(chunk({ delta: { content: [{ type: 'text', text: 'here' }] } }));
+  acc.add(chunk({ delta: { content: ' it is' } }));
+  acc.add(chunk({ delta: { reasoning_content: 'plan' } }));
+  acc.add(chunk({ delta: { reasoning_content: {} } }));
+  // Set in place of the message, this wiped what streamed.
+  acc.add(chunk({ delta: {}, message: { content: '.' }, finish_reason: 'stop' }));
+  const m = acc.completion.choices[0]!.message as Record<string, unknown>;
+  assert.deepEqual(m.content, [{ type: 'text', text: 'Sure, ' }, { type: 'text', text: 'here' }, { type: 'text', text: ' it is' }, { type: 'text', text: '.' }]);
+  assert.deepEqual(m.reasoning_content, [{ type: 'text', text: 'plan' }, {}]);
+  assert.equal(acc.completion.choices[0]!.finish_reason, 'stop');
+  assert.ok(!('message' in (acc.completion.choices[0]!.message as object)), 'the repeated message is not nested');
+  // The estimate counts the listed texts too.
+  assert.equal(acc.outputChars, 'Sure, here it is.plan'.length);
+});

@@ -712,6 +712,44 @@ for (const http of HTTP_KINDS) {
       assert.equal(args, `{"body":"${pad}"}`);
     });
 
+    test('a later piece of another shape never takes a text\'s place in what moderation reads, and a choice\'s own members are read, buffered and chunked', async () => {
+      const chunk = (choice: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, finish_reason: null, ...choice }] } });
+      const said = chunk({ delta: { role: 'assistant', content: 'Sure, here is how to make a bomb at home.' } });
+      const end = [chunk({ delta: {}, finish_reason: 'stop' }), { data: '[DONE]' }];
+      const wipes: Array<[string, Transcript]> = [
+        // Folded as other members are, the list (or object) took the text's place, and buffered moderation passed it.
+        ['content then []', { sse: [said, chunk({ delta: { content: [] } }), ...end] }],
+        ['content then {}', { sse: [said, chunk({ delta: { content: {} } }), ...end] }],
+        ['content then a message beside the delta', { sse: [said, chunk({ delta: {}, message: {}, finish_reason: 'stop' }), { data: '[DONE]' }] }],
+        ['reasoning then {}', { sse: [chunk({ delta: { role: 'assistant', reasoning_content: 'plan: make a bomb' } }), chunk({ delta: { reasoning_content: {} } }), chunk({ delta: { content: 'ok' } }), ...end] }],
+        ['a list then text', { sse: [chunk({ delta: { role: 'assistant', content: [{ type: 'text', text: 'how to make a ' }] } }), chunk({ delta: { content: 'bomb' } }), ...end] }],
+        // A choice's own member beside its delta, streamed.
+        ['a text beside the delta', { sse: [chunk({ delta: { role: 'assistant', content: 'Sure.' } }), chunk({ delta: {}, text: 'how to make a bomb', finish_reason: 'stop' }), { data: '[DONE]' }] }],
+      ];
+      for (const [what, sse] of wipes) {
+        mock.replay = sse;
+        const res = await chat('buffered', { messages: user, stream: true });
+        const text = await res.text();
+        assert.equal(res.status, 422, `buffered, ${what}: ${text}`);
+        assert.ok(!text.includes('bomb'), `buffered, ${what}: ${text}`);
+      }
+      // Chunked windows read each delta as it comes; a choice's own member is checked before it goes.
+      mock.replay = wipes.at(-1)![1];
+      const chunked = await chat('chunked', { messages: user, stream: true });
+      const chunkedText = await chunked.text();
+      assert.ok(!chunkedText.includes('bomb'), chunkedText);
+      assert.ok(chunked.status === 422 || /event: error\ndata: .*"code":"content_blocked"/.test(chunkedText), chunkedText);
+      // A JSON answer's choice with a member beside its message: read as the message is.
+      mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: 'Sure.' }, text: 'how to make a bomb', finish_reason: 'stop' }], usage } };
+      for (const org of ['buffered', 'chunked']) {
+        const res = await chat(org, { messages: user });
+        assert.equal(res.status, 422, `${org}, JSON: ${await res.text()}`);
+      }
+      // What ended a choice is not read: a finish or stop reason spelled as the term blocks nothing.
+      mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: 'Sure.' }, finish_reason: 'stop', stop_reason: 'make a bomb' }], usage } };
+      assert.equal((await chat('buffered', { messages: user })).status, 200);
+    });
+
     test('chunked moderation releases what it held when a stream ends with [DONE] and no finish reason', async () => {
       const chunk = (delta: object) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] } });
       const answer = 'Paris is the capital of France, and it sits on the Seine.';

@@ -6,11 +6,11 @@
 // not: a delta's (annotations) and a tool call's (extra_content) folded as a
 // client folds them, a choice's logprobs token by token, and the members each
 // chunk repeats whole (system_fingerprint, service_tier) as the last had them.
-import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
+import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ChunkChoice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
 import { isObj } from '../responses/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { callIndex, checkIndexes } from './chunk-indexes.js';
-import { Trail, walkDelta, walkTop } from './delta-trails.js';
+import { TEXT_MEMBER_SET, Trail, walkChoice, walkDelta, walkTop } from './delta-trails.js';
 
 export class StreamAccumulator {
   /** Made on the first chunk folded in: a skimmed stream never needs it, and an empty Map holds a table of its own for the stream's life. */
@@ -30,6 +30,8 @@ export class StreamAccumulator {
    */
   private readonly trails: Trail<string> | undefined;
   private topTrail: Trail<string> | undefined;
+  /** Each choice's members beside its delta, joined by place (walkChoice), for buffered moderation. */
+  private choiceTrail: Trail<string> | undefined;
 
   /** `moderated`: buffered moderation reads this stream (trailTexts); `asked`, the request's `n`, bounds its choice indexes then. */
   constructor(moderated = false, private readonly asked?: number) {
@@ -115,23 +117,29 @@ export class StreamAccumulator {
         choice = { index: c.index, message: { role: 'assistant', content: null }, finish_reason: null };
         choices.set(c.index, choice);
       }
-      const d = c.delta;
-      if (d) {
-        const m = choice.message;
-        if (this.trails) walkDelta(this.trails.at(c.index), d, join);
-        if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (isObj(t)) mergeToolCall(m, t, callIndex(t, i)); });
-        // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
-        if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
-        if (isObj(d.audio)) this.foldAudio(c.index, m, d.audio);
-        else if (d.audio !== undefined) fold(m, 'audio', d.audio);
-        for (const k of Object.keys(d)) if (!DELTA_OWN.has(k)) fold(m, k, d[k]);
-      }
+      if (c.delta) this.foldDelta(c.index, choice.message, c.delta);
+      // A `message` beside a streamed choice's delta is folded in as a delta is: set in place of what
+      // streamed (`message: {}`), it wiped the text buffered moderation reads (until 2026-11-29).
+      const repeated = (c as Record<string, unknown>).message;
+      if (isObj(repeated)) this.foldDelta(c.index, choice.message, repeated as ChunkChoice['delta']);
       if (c.finish_reason) choice.finish_reason = c.finish_reason;
       // Log probabilities come token by token; a choice's other members are repeated whole, as a chunk's are.
       for (const k of Object.keys(c)) if (!CHOICE_OWN.has(k)) (k === 'logprobs' ? fold : replace)(choice, k, c[k]);
+      // ...and are read joined by place, as a delta's other members are: each repeat may say something new.
+      if (this.trails) walkChoice((this.choiceTrail ??= new Trail()).at(c.index), c, join);
     }
     for (const k of Object.keys(chunk)) if (k !== 'choices' && k !== 'usage') replace((this.top ??= {}), k, chunk[k]);
     if (this.trails) walkTop((this.topTrail ??= new Trail()), chunk, join);
+  }
+
+  private foldDelta(index: number, m: AssistantMessage, d: ChunkChoice['delta']): void {
+    if (this.trails) walkDelta(this.trails.at(index), d, join);
+    if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (isObj(t)) mergeToolCall(m, t, callIndex(t, i)); });
+    // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
+    if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
+    if (isObj(d.audio)) this.foldAudio(index, m, d.audio);
+    else if (d.audio !== undefined) fold(m, 'audio', d.audio);
+    for (const k of Object.keys(d)) if (!DELTA_OWN.has(k)) fold(m, k, d[k]);
   }
 
   /**
@@ -159,9 +167,11 @@ export class StreamAccumulator {
     }
   }
 
-  /** A choice's texts that streamed outside its text members and call arguments, each joined by place. */
+  /** A choice's texts that streamed outside its text members and call arguments, each joined by place; then its own members'. */
   trailTexts(index: number): string[] {
-    return this.trails?.at(index).states() ?? [];
+    const out = this.trails?.at(index).states() ?? [];
+    if (this.choiceTrail) out.push(...this.choiceTrail.at(index).states());
+    return out;
   }
 
   /** The same for the chunks' own members beside their choices (walkTop). */
@@ -196,7 +206,7 @@ const join = (t: Trail<string>, text: string, alone: boolean): void => {
 
 /** A delta's members add() reads itself; the rest are folded (its text members joined as TEXT_KEYS says). */
 const DELTA_OWN = new Set(['tool_calls', 'thinking_blocks', 'audio']);
-const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason']);
+const CHOICE_OWN = new Set(['index', 'delta', 'message', 'finish_reason']);
 const CALL_OWN = new Set(['index', 'id', 'function']);
 /** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
 const TEXT_KEYS = new Set([...TEXT_MEMBERS, 'arguments', 'text', 'transcript']);
@@ -238,6 +248,7 @@ function replace(into: Record<string, unknown>, key: string, value: unknown): vo
  */
 function fold(into: Record<string, unknown>, key: string, value: unknown): void {
   const had = Object.hasOwn(into, key) ? into[key] : undefined;
+  if (TEXT_MEMBER_SET.has(key) && foldMixedText(into, key, had, value)) return;
   if (Array.isArray(value)) {
     if (Array.isArray(had)) had.push(...value);
     else define(into, key, [...value]);
@@ -251,6 +262,27 @@ function fold(into: Record<string, unknown>, key: string, value: unknown): void 
   } else if (value !== null || had === undefined) {
     define(into, key, value);
   }
+}
+
+/**
+ * A text member that streamed as text and as something else (a list of parts,
+ * an object): every piece is kept, as a content list (Mistral's shape) with
+ * the text as a text part. Folded as other members are, the later value took
+ * the text's place, and buffered moderation, which reads the folded message,
+ * never read the text a client had been shown (until 2026-11-29).
+ */
+function foldMixedText(into: Record<string, unknown>, key: string, had: unknown, value: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  if (typeof had === 'string' && had !== '' && typeof value !== 'string') {
+    define(into, key, [{ type: 'text', text: had }, ...(Array.isArray(value) ? value : [value])]);
+    return true;
+  }
+  if (Array.isArray(had) && !Array.isArray(value)) {
+    if (typeof value !== 'string') had.push(value);
+    else if (value !== '') had.push({ type: 'text', text: value });
+    return true;
+  }
+  return false;
 }
 
 function mergeToolCall(m: AssistantMessage, t: ToolCallDelta, index: number): void {
@@ -270,10 +302,11 @@ function mergeToolCall(m: AssistantMessage, t: ToolCallDelta, index: number): vo
 /** A choice's output text, for an estimate of its tokens: content, refusal, reasoning and every tool call's arguments. */
 export function outputTexts(message: AssistantMessage): string[] {
   const out: string[] = [];
-  if (typeof message.content === 'string' && message.content) out.push(message.content);
-  if (typeof message.refusal === 'string' && message.refusal) out.push(message.refusal);
-  if (typeof message.reasoning_content === 'string' && message.reasoning_content) out.push(message.reasoning_content);
-  if (typeof message.reasoning === 'string' && message.reasoning) out.push(message.reasoning);
+  // A member that streamed as text and as a list holds both as a list (foldMixedText).
+  for (const k of TEXT_MEMBERS) {
+    const v = message[k];
+    if (typeof v === 'string') { if (v) out.push(v); } else if (Array.isArray(v)) shownTexts(v, out);
+  }
   if (Array.isArray(message.tool_calls)) {
     for (const t of message.tool_calls) if (typeof t?.function?.arguments === 'string' && t.function.arguments) out.push(t.function.arguments);
   }

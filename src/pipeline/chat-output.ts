@@ -6,13 +6,13 @@ import { readUsage } from '../providers/openai-compatible/response.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { costUsd } from '../routing/token-estimate.js';
 import { moderatedTexts, outputChars, type StreamAccumulator } from './chat-accumulator.js';
-import { topTexts } from './delta-trails.js';
+import { choiceTexts, topTexts } from './delta-trails.js';
 import type { RequestContext } from './request-context.js';
 import type { Services } from './services.js';
 
 /**
  * Buffered moderation: every string of each choice's message a reader is shown
- * (moderatedTexts), and of a stream, what else streamed joined by place
+ * (moderatedTexts) and of its other members, and of a stream, what else streamed joined by place
  * (StreamAccumulator.trailTexts); then the answer's own other members, and
  * a stream as a client that reads only each chunk's first choice reads it
  * (StreamAccumulator.firstChoiceTexts). The
@@ -27,7 +27,9 @@ export async function moderateChoices(svc: Services, org: string, completion: Ch
   };
   for (const c of completion.choices) {
     const texts = c?.message ? moderatedTexts(c.message) : [];
+    // The choice's own other members: a stream's, joined by place as they streamed; a JSON answer's, as they are.
     if (streamed && c) texts.push(...streamed.trailTexts(c.index));
+    else if (c) choiceTexts(c, texts);
     await check(texts);
   }
   // The answer's own members beside its choices (citations, search results), read as a choice is.

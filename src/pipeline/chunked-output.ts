@@ -10,7 +10,8 @@
 // other member's texts are sent as they came, and a number by itself,
 // since a window would split what a client may keep whole, and are checked
 // joined with what came before them in the same place (delta-trails.ts): a
-// match they complete stops the stream before they go. A content that is a
+// match they complete stops the stream before they go. So are a choice's own
+// members beside its delta, and a chunk's beside its choices. A content that is a
 // list of chunks (Mistral's) is windowed too (content-chunks.ts).
 import { TEXT_MEMBERS, type ChatChunk, type ChunkChoice, type Delta, type ToolCallDelta } from '../domain.js';
 import type { ChunkedModerator } from '../policy/types.js';
@@ -18,7 +19,7 @@ import { shownTexts } from '../policy/shown-texts.js';
 import { isObj } from '../responses/types.js';
 import { callIndex, checkIndexes } from './chunk-indexes.js';
 import { appendText, appendThinking, chunkListBytes, clearChunks, type ChunkWindows } from './content-chunks.js';
-import { TEXT_MEMBER_SET, Trail, walkDelta, walkTop } from './delta-trails.js';
+import { TEXT_MEMBER_SET, Trail, walkChoice, walkDelta, walkTop } from './delta-trails.js';
 import { oneContentAt, OneWayChunks } from './one-way-chunks.js';
 
 export type ChunkModeration =
@@ -55,6 +56,8 @@ export class ChunkedOutput {
   private readonly trails = new Trail<ChunkedModerator>();
   /** The chunks' own members beside their choices (citations, search results), by place. */
   private readonly topTrail = new Trail<ChunkedModerator>();
+  /** Each choice's members beside its delta (walkChoice), under its index, by place. */
+  private readonly choiceTrail = new Trail<ChunkedModerator>();
   /** Choices whose content came last as a list of chunks, so what their content window releases at the end goes as one. */
   private readonly listed = new Set<number>();
   /** Choices whose thinking window may hold text: the answer's text, when it begins, releases it first. */
@@ -77,10 +80,12 @@ export class ChunkedOutput {
       // A chunk with members of its own beside the choices goes out with them, its choices' held text aside.
       const others = walkTop(this.topTrail, chunk, (t, text, alone) => this.extend(t, text, alone));
       for (const c of chunk.choices) {
+        // Sent as they came, as the chunk's own members are, once checked joined with what came before them.
+        const own = walkChoice(this.choiceTrail.at(c.index), c, (t, text, alone) => this.extend(t, text, alone));
         const delta = this.clearDelta(c);
         if (delta !== c.delta) changed = true;
         const out = delta === c.delta ? c : { ...c, delta };
-        if (!others && isEmpty(out)) { changed = true; continue; }
+        if (!others && !own && isEmpty(out)) { changed = true; continue; }
         choices.push(out);
       }
     } catch (err) {

@@ -101,6 +101,28 @@ export function walkTop<T>(root: Trail<T>, chunk: Record<string, unknown>, visit
   return walkMembers(root, chunk, visit, isCompletionOwn) > 0;
 }
 
+/**
+ * A choice's members that are read apart (its delta, or a JSON answer's
+ * message) or say nothing: its index, and what ended it (`finish_reason`, and
+ * vLLM's `stop_reason`, the caller's own stop string). Every other member a
+ * provider puts beside them (a `text`, a `message` repeated in a stream) is
+ * shown to whoever reads it, and read, deny by default (until 2026-11-29 a
+ * choice's other members went out unmoderated).
+ */
+const CHOICE_OWN: ReadonlySet<string> = new Set(['index', 'delta', 'message', 'finish_reason', 'stop_reason']);
+const STREAMED_CHOICE_OWN: ReadonlySet<string> = new Set(['index', 'delta', 'finish_reason', 'stop_reason']);
+
+/** As walkTop, for a streamed choice's members beside its delta (a `message` included); whether it has any. */
+export function walkChoice<T>(root: Trail<T>, choice: Record<string, unknown>, visit: Visit<T>): boolean {
+  return walkMembers(root, choice, visit, (key) => STREAMED_CHOICE_OWN.has(key)) > 0;
+}
+
+/** The texts of a JSON answer's choice beside its message, each whole, appended to `out`. */
+export function choiceTexts(choice: Record<string, unknown>, out: string[]): string[] {
+  for (const k of Object.keys(choice)) if (!CHOICE_OWN.has(k) && !NOT_SHOWN.has(k)) shownTexts(choice[k], out);
+  return out;
+}
+
 /** The texts of a completion's members beside its choices, each whole: what a JSON answer shows there. */
 export function topTexts(completion: Record<string, unknown>): string[] {
   const out: string[] = [];
