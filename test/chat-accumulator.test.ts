@@ -84,7 +84,7 @@ test('a moderated stream keeps every other member\'s pieces joined by place, whe
   assert.deepEqual(archived.trailTexts(0), [], 'kept only for buffered moderation');
 });
 
-test('a text member that streams as text and as a list (or an object) keeps every piece, as a content list; a message beside a delta is folded in as one', () => {
+test('a text member that streams as text and as a list (or an object) keeps every piece, as a content list, a string joining the text part before it; a message beside a delta is kept only when no delta said anything', () => {
   const acc = new StreamAccumulator();
   const chunk = (choice: object) => ({ choices: [{ index: 0, finish_reason: null, ...choice }] }) as unknown as ChatChunk;
   acc.add(chunk({ delta: { role: 'assistant', content: 'Sure, ' } }));
@@ -92,13 +92,19 @@ test('a text member that streams as text and as a list (or an object) keeps ever
   acc.add(chunk({ delta: { content: ' it is' } }));
   acc.add(chunk({ delta: { reasoning_content: 'plan' } }));
   acc.add(chunk({ delta: { reasoning_content: {} } }));
-  // Set in place of the message, this wiped what streamed.
-  acc.add(chunk({ delta: {}, message: { content: '.' }, finish_reason: 'stop' }));
+  // Set in place of the message, this wiped what streamed; folded in, it doubled it.
+  acc.add(chunk({ delta: {}, message: { content: 'Sure, here it is' }, finish_reason: 'stop' }));
   const m = acc.completion.choices[0]!.message as Record<string, unknown>;
-  assert.deepEqual(m.content, [{ type: 'text', text: 'Sure, ' }, { type: 'text', text: 'here' }, { type: 'text', text: ' it is' }, { type: 'text', text: '.' }]);
+  // The string after a list part ends the word it began: one part, as a reader reads it.
+  assert.deepEqual(m.content, [{ type: 'text', text: 'Sure, ' }, { type: 'text', text: 'here it is' }]);
   assert.deepEqual(m.reasoning_content, [{ type: 'text', text: 'plan' }, {}]);
   assert.equal(acc.completion.choices[0]!.finish_reason, 'stop');
-  assert.ok(!('message' in (acc.completion.choices[0]!.message as object)), 'the repeated message is not nested');
+  assert.ok(!('message' in m), 'the repeated message is not nested');
   // The estimate counts the listed texts too.
-  assert.equal(acc.outputChars, 'Sure, here it is.plan'.length);
+  assert.equal(acc.outputChars, 'Sure, here it isplan'.length);
+  // A stream that says it all in a message beside empty deltas: that message is the answer.
+  const only = new StreamAccumulator();
+  only.add(chunk({ delta: { role: 'assistant' } }));
+  only.add(chunk({ delta: {}, message: { content: 'Hello.' }, finish_reason: 'stop' }));
+  assert.equal((only.completion.choices[0]!.message as Record<string, unknown>).content, 'Hello.');
 });

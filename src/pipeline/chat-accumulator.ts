@@ -118,13 +118,14 @@ export class StreamAccumulator {
         choices.set(c.index, choice);
       }
       if (c.delta) this.foldDelta(c.index, choice.message, c.delta);
-      // A `message` beside a streamed choice's delta is folded in as a delta is: set in place of what
-      // streamed (`message: {}`), it wiped the text buffered moderation reads (until 2026-11-29).
+      // A `message` beside a streamed choice's delta: set in place of what streamed (`message: {}`),
+      // it wiped the text buffered moderation reads (until 2026-11-29). It is the answer only when no
+      // delta said anything; else a repeat of it, which walkChoice has moderation read below.
       const repeated = (c as Record<string, unknown>).message;
-      if (isObj(repeated)) this.foldDelta(c.index, choice.message, repeated as ChunkChoice['delta']);
+      if (isObj(repeated) && saidNothing(choice.message)) this.foldDelta(c.index, choice.message, repeated as ChunkChoice['delta']);
       if (c.finish_reason) choice.finish_reason = c.finish_reason;
       // Log probabilities come token by token; a choice's other members are repeated whole, as a chunk's are.
-      for (const k of Object.keys(c)) if (!CHOICE_OWN.has(k)) (k === 'logprobs' ? fold : replace)(choice, k, c[k]);
+      for (const k of Object.keys(c)) if (!CHOICE_FOLDED.has(k)) (k === 'logprobs' ? fold : replace)(choice, k, c[k]);
       // ...and are read joined by place, as a delta's other members are: each repeat may say something new.
       if (this.trails) walkChoice((this.choiceTrail ??= new Trail()).at(c.index), c, join);
     }
@@ -136,7 +137,8 @@ export class StreamAccumulator {
     if (this.trails) walkDelta(this.trails.at(index), d, join);
     if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (isObj(t)) mergeToolCall(m, t, callIndex(t, i)); });
     // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
-    if (Array.isArray(d.thinking_blocks)) ((m.thinking_blocks ??= []) as unknown[]).push(...d.thinking_blocks);
+    // One block sent bare (not in a list) is a block too: skipped here, nothing else would read it.
+    if (d.thinking_blocks != null) ((m.thinking_blocks ??= []) as unknown[]).push(...(Array.isArray(d.thinking_blocks) ? d.thinking_blocks : [d.thinking_blocks]));
     if (isObj(d.audio)) this.foldAudio(index, m, d.audio);
     else if (d.audio !== undefined) fold(m, 'audio', d.audio);
     for (const k of Object.keys(d)) if (!DELTA_OWN.has(k)) fold(m, k, d[k]);
@@ -206,7 +208,8 @@ const join = (t: Trail<string>, text: string, alone: boolean): void => {
 
 /** A delta's members add() reads itself; the rest are folded (its text members joined as TEXT_KEYS says). */
 const DELTA_OWN = new Set(['tool_calls', 'thinking_blocks', 'audio']);
-const CHOICE_OWN = new Set(['index', 'delta', 'message', 'finish_reason']);
+/** A streamed choice's members add() reads itself; the rest are kept as a chunk's are. */
+const CHOICE_FOLDED = new Set(['index', 'delta', 'message', 'finish_reason']);
 const CALL_OWN = new Set(['index', 'id', 'function']);
 /** Strings that come in pieces, as content does; any other string (an id, a type) is replaced by the last. */
 const TEXT_KEYS = new Set([...TEXT_MEMBERS, 'arguments', 'text', 'transcript']);
@@ -273,16 +276,19 @@ function fold(into: Record<string, unknown>, key: string, value: unknown): void 
  */
 function foldMixedText(into: Record<string, unknown>, key: string, had: unknown, value: unknown): boolean {
   if (value === null || value === undefined) return false;
-  if (typeof had === 'string' && had !== '' && typeof value !== 'string') {
-    define(into, key, [{ type: 'text', text: had }, ...(Array.isArray(value) ? value : [value])]);
-    return true;
-  }
-  if (Array.isArray(had) && !Array.isArray(value)) {
-    if (typeof value !== 'string') had.push(value);
-    else if (value !== '') had.push({ type: 'text', text: value });
-    return true;
-  }
-  return false;
+  const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === 'string' ? (v === '' ? [] : [{ type: 'text', text: v }]) : [v]);
+  const mixed = (typeof had === 'string' && had !== '' && typeof value !== 'string')
+    || (isObj(had) && !isObj(value))
+    || (Array.isArray(had) && !Array.isArray(value));
+  if (!mixed) return false;
+  const list = Array.isArray(had) ? had : asList(had);
+  if (list !== had) define(into, key, list);
+  // A string piece goes on the text part it follows: the token after it may end the same word.
+  const last = list.at(-1);
+  // A copy: the part may be the chunk's own object, which buffered moderation replays to the caller.
+  if (typeof value === 'string' && isObj(last) && last.type === 'text' && typeof last.text === 'string') list[list.length - 1] = { ...last, text: last.text + value };
+  else list.push(...asList(value));
+  return true;
 }
 
 function mergeToolCall(m: AssistantMessage, t: ToolCallDelta, index: number): void {
@@ -297,6 +303,11 @@ function mergeToolCall(m: AssistantMessage, t: ToolCallDelta, index: number): vo
   if (t.function?.arguments) call.function.arguments += t.function.arguments;
   for (const k of Object.keys(t)) if (!CALL_OWN.has(k)) fold(call, k, t[k]);
   if (t.function) for (const k of Object.keys(t.function)) if (k !== 'name' && k !== 'arguments') fold(call.function, k, (t.function as Record<string, unknown>)[k]);
+}
+
+/** Whether no delta has said anything in this message yet: no text, no call. */
+function saidNothing(m: AssistantMessage): boolean {
+  return outputTexts(m).length === 0 && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0);
 }
 
 /** A choice's output text, for an estimate of its tokens: content, refusal, reasoning and every tool call's arguments. */
@@ -324,6 +335,11 @@ export function outputTexts(message: AssistantMessage): string[] {
  */
 export function moderatedTexts(message: AssistantMessage): string[] {
   const out = shownTexts(message, []);
+  // A text member that streamed in mixed shapes is a list (foldMixedText): read as one text too, as it was shown.
+  for (const k of TEXT_MEMBERS) {
+    const v = message[k];
+    if (Array.isArray(v) && v.length > 1) out.push(shownTexts(v, []).join(''));
+  }
   const blocks = message.thinking_blocks;
   if (Array.isArray(blocks) && blocks.length > 1) out.push(shownTexts(blocks, []).join(''));
   return out;

@@ -16,8 +16,9 @@ import type { Services } from './services.js';
  * (StreamAccumulator.trailTexts); then the answer's own other members, and
  * a stream as a client that reads only each chunk's first choice reads it
  * (StreamAccumulator.firstChoiceTexts). The
- * texts of one choice are joined by a newline, so a rule cannot match across
- * two of them as if they were one sentence.
+ * texts of one choice are joined by a newline, which a reader reads as a space
+ * (text-reader.ts): a match that one text ends and the next begins is blocked,
+ * which errs on the side of the rule.
  */
 export async function moderateChoices(svc: Services, org: string, completion: ChatCompletion, streamed?: StreamAccumulator): Promise<void> {
   const check = async (texts: string[]) => {

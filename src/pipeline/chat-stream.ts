@@ -6,8 +6,8 @@ import type { ChatChunk, ChatRequest, StreamEvent } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
-import { inBandFailure } from '../upstream/upstream-errors.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type StreamOutcome } from '../upstream/stream-batches.js';
+import { inBandFailure } from '../upstream/upstream-errors.js';
 import { StreamAccumulator } from './chat-accumulator.js';
 import { ChunkWriter, DONE } from './chat-chunks.js';
 import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
@@ -87,7 +87,7 @@ class ChatRelay implements BatchSink {
     const { out, writer, acc, moderator, storePayload } = this;
     for (const ev of batch) {
       if (ev.type === 'error') {
-        if (!out.started) throw inBandFailure(ev.message, ev.upstream);
+        if (!out.started) throw inBandFailure(ev.message, ev.upstream, this.upstream.headers);
         return this.cut('upstream_error', ev.message);
       }
       if (ev.type !== 'chunk') continue;

@@ -102,24 +102,27 @@ export function walkTop<T>(root: Trail<T>, chunk: Record<string, unknown>, visit
 }
 
 /**
- * A choice's members that are read apart (its delta, or a JSON answer's
- * message) or say nothing: its index, and what ended it (`finish_reason`, and
- * vLLM's `stop_reason`, the caller's own stop string). Every other member a
- * provider puts beside them (a `text`, a `message` repeated in a stream) is
+ * A streamed choice's members that are read apart (its delta) or say nothing:
+ * its index, what ended it (`finish_reason`, OpenRouter's
+ * `native_finish_reason`, and vLLM's `stop_reason`, the caller's own stop
+ * string), and Together's `seed` (a 19-digit number every
+ * answer carries, which a card rule would read as digits). Every other member
+ * a provider puts beside them (a `text`, a `message` repeated in a stream) is
  * shown to whoever reads it, and read, deny by default (until 2026-11-29 a
- * choice's other members went out unmoderated).
+ * choice's other members went out unmoderated). A JSON answer's choice reads
+ * its message apart too.
  */
-const CHOICE_OWN: ReadonlySet<string> = new Set(['index', 'delta', 'message', 'finish_reason', 'stop_reason']);
-const STREAMED_CHOICE_OWN: ReadonlySet<string> = new Set(['index', 'delta', 'finish_reason', 'stop_reason']);
+const STREAMED_CHOICE_UNREAD: ReadonlySet<string> = new Set(['index', 'delta', 'finish_reason', 'native_finish_reason', 'stop_reason', 'seed']);
+const CHOICE_UNREAD: ReadonlySet<string> = new Set([...STREAMED_CHOICE_UNREAD, 'message']);
 
 /** As walkTop, for a streamed choice's members beside its delta (a `message` included); whether it has any. */
 export function walkChoice<T>(root: Trail<T>, choice: Record<string, unknown>, visit: Visit<T>): boolean {
-  return walkMembers(root, choice, visit, (key) => STREAMED_CHOICE_OWN.has(key)) > 0;
+  return walkMembers(root, choice, visit, (key) => STREAMED_CHOICE_UNREAD.has(key)) > 0;
 }
 
 /** The texts of a JSON answer's choice beside its message, each whole, appended to `out`. */
 export function choiceTexts(choice: Record<string, unknown>, out: string[]): string[] {
-  for (const k of Object.keys(choice)) if (!CHOICE_OWN.has(k) && !NOT_SHOWN.has(k)) shownTexts(choice[k], out);
+  for (const k of Object.keys(choice)) if (!CHOICE_UNREAD.has(k) && !NOT_SHOWN.has(k)) shownTexts(choice[k], out);
   return out;
 }
 
@@ -133,12 +136,17 @@ export function topTexts(completion: Record<string, unknown>): string[] {
 /** A call's `arguments` string has a window of its own. */
 const isArguments = (key: string, value: unknown): boolean => key === 'arguments' && typeof value === 'string';
 
-/** Each shown member of `o` walked under a place of its own, but those `skip` takes (reading them itself, or leaving them to a window); how many were walked. */
+/**
+ * Each shown member of `o` walked under a place of its own, but those `skip` takes (reading them
+ * itself, or leaving them to a window); how many say something: a null (OpenRouter's
+ * `native_finish_reason` on every chunk) says nothing, and is no reason to send a chunk on.
+ */
 function walkMembers<T>(at: Trail<T>, o: Record<string, unknown>, visit: Visit<T>, skip: (key: string, value: unknown) => boolean): number {
   let n = 0;
   for (const key of Object.keys(o)) {
-    if (NOT_SHOWN.has(key) || skip(key, o[key])) continue;
-    walk(at.at(key), o[key], visit);
+    const v = o[key];
+    if (v === null || v === undefined || NOT_SHOWN.has(key) || skip(key, v)) continue;
+    walk(at.at(key), v, visit);
     n++;
   }
   return n;

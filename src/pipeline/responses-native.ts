@@ -18,6 +18,7 @@ import type { NativeBody } from '../providers/openai-compatible/responses.js';
 import { isObj, type Item, type Json, type ResponseObject } from '../responses/types.js';
 import { estimateTextTokens } from '../routing/token-estimate.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type StreamOutcome } from '../upstream/stream-batches.js';
+import { inBandFailure } from '../upstream/upstream-errors.js';
 import { recordUsage } from './chat-output.js';
 import { gatewayBlock } from './gateway-block.js';
 import { sendJson } from './reply.js';
@@ -28,7 +29,6 @@ import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream } from './stream-end.js';
 import { archivesPayloads, dispatchNative } from './dispatch.js';
-import { inBandFailure } from '../upstream/upstream-errors.js';
 
 /**
  * Items replayed to an upstream that never saw them: our ids mean nothing

@@ -13,6 +13,7 @@ import { toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type StreamOutcome } from '../upstream/stream-batches.js';
+import { inBandFailure } from '../upstream/upstream-errors.js';
 import { definitionChars, estimatePromptTokens } from '../routing/token-estimate.js';
 import { archivesPayloads, dispatchChat, dispatchStream } from './dispatch.js';
 import { StreamAccumulator } from './chat-accumulator.js';
@@ -26,7 +27,6 @@ import { markStoring, releaseRequest, saveResponse, type Prepared } from './resp
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream, isBlock } from './stream-end.js';
-import { inBandFailure } from '../upstream/upstream-errors.js';
 
 async function chatRequestFor(svc: Services, p: Prepared): Promise<ChatRequest> {
   const prev = p.req.previous_response_id;

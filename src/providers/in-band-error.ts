@@ -45,12 +45,8 @@ function statusOf(error: Record<string, unknown>): number {
   return 500;
 }
 
-/**
- * `error` is the provider's error object as it sent it, `text` the event's
- * whole data, which reads as the provider's error body does (`details` is
- * the adapter's reading of such a body).
- */
-export function inBandError(error: Record<string, unknown>, text: string, details: (status: number, body: string) => UpstreamErrorDetails): InBandError {
+/** `error` is the provider's error object as it sent it; `details` reads what it said, given the status it stands for. */
+export function inBandError(error: Record<string, unknown>, details: (status: number) => UpstreamErrorDetails): InBandError {
   const status = statusOf(error);
-  return { status, details: details(status, text) };
+  return { status, details: details(status) };
 }

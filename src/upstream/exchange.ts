@@ -13,6 +13,7 @@ import type { AnswerHead } from './h1/answer-head.js';
 import type { CallController, CallHandler } from './origin-clients.js';
 import type { ExchangeLimits, UpstreamPools } from './pools.js';
 import { inBandFailure, upstreamStatusError, upstreamTransportError } from './upstream-errors.js';
+import { Deadline } from './retry.js';
 
 class ClientGone extends Error {
   constructor() { super('The client closed the connection.'); this.name = 'ClientGone'; }
@@ -191,6 +192,20 @@ function hasFinish(choices: ReadonlyArray<{ finish_reason?: unknown }> | undefin
   return false;
 }
 
+/**
+ * An event that says nothing yet: a chunk with a role and no text, finish or usage (OpenAI's
+ * first chunk, Anthropic's message_start), or a Responses stream's created and in-progress events.
+ */
+function opening(ev: StreamEvent): boolean {
+  if (ev.type === 'event') return ev.name === 'response.created' || ev.name === 'response.in_progress';
+  if (ev.type !== 'chunk' || ev.plain || ev.chunk.usage) return false;
+  for (const c of ev.chunk.choices) {
+    if (c.finish_reason) return false;
+    for (const k in c.delta) if (k !== 'role' && c.delta[k] !== '' && c.delta[k] != null) return false;
+  }
+  return true;
+}
+
 /** A stream's `ready` once settled. */
 const SETTLED = { resolve() {}, reject() {} };
 
@@ -284,14 +299,29 @@ class StreamExchange extends Exchange implements StreamBatches {
     if (done.size >= this.choices) this.finished = true;
   }
 
-  /** The 200 head: the call is answered only with its first event (commit). */
-  protected accepted(): void {}
+  /**
+   * The 200 head: the call is answered only with its first event (commit), but the request's
+   * deadline stops here, as it did until 2026-11-29: a reasoning model may send its first token
+   * minutes after its head (OpenRouter sends comments meanwhile), and the silence is bounded by
+   * upstream.body_timeout_ms. A failure before the first event is still retried while the
+   * deadline has time left (withRetry reads Deadline.left()).
+   */
+  protected accepted(): void {
+    if (this.signal instanceof Deadline) this.signal.done();
+  }
 
-  /** Before the call is answered: the failure its first event stands for, when that is an error. */
+  /**
+   * Before the call is answered: the failure its first events stand for, when an error comes
+   * before anything but an opening (Anthropic's message_start then its overloaded_error, in one
+   * read). Only what one read brought is looked at: the first event is not held for the next.
+   */
   private firstFailure(): GatewayError | undefined {
-    const first = this.queue[0];
-    if (first?.type === 'error') return inBandFailure(first.message, first.upstream);
-    if (first?.type === 'event' && first.upstream) return inBandFailure(first.upstream.details.message, first.upstream);
+    for (const ev of this.queue) {
+      // With the 200 head's rate-limit headers: a 429 passed through tells the caller's SDK what it would have.
+      if (ev.type === 'error') return inBandFailure(ev.message, ev.upstream, this.headers);
+      if (ev.type === 'event' && ev.upstream) return inBandFailure(ev.upstream.details.message, ev.upstream, this.headers);
+      if (!opening(ev)) return undefined;
+    }
     return undefined;
   }
 

@@ -14,7 +14,8 @@ import { ClientSignal } from '../http/client-signal.js';
 import { TICK_MS, unwatch, watch, type Timed } from './deadline-tick.js';
 
 /** HTTP statuses of an upstream answer worth another try. */
-const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** 529 is Anthropic's overloaded_error, over HTTP or in a stream's first event (in-band-error.ts). */
+const RETRY_STATUSES = new Set([429, 500, 502, 503, 504, 529]);
 
 /** True when the failure is the upstream's (or the network's) and another try may succeed. */
 export function isRetryable(err: unknown): boolean {
@@ -88,11 +89,23 @@ export class Deadline extends ClientSignal {
     super();
     this.at = performance.now() + ms;
     if (caller.aborted) this.abort(); else caller.once('abort', () => this.abort());
-    const fire = () => { this.expired = true; this.abort(); };
-    if (ms < 10 * TICK_MS) {
-      this.timer = setTimeout(fire, ms);
+    this.arm();
+  }
+
+  private readonly fire = (): void => { this.expired = true; this.abort(); };
+
+  /**
+   * Starts the clock for what is left, unless it runs: done() stops it when a stream's
+   * head arrives, and an attempt after that (the stream failed before its first event)
+   * is bounded again.
+   */
+  arm(): void {
+    if (this.timer || this.timed || this.expired || this.aborted) return;
+    const left = Math.max(0, this.left());
+    if (left < 10 * TICK_MS) {
+      this.timer = setTimeout(this.fire, left);
     } else {
-      this.timed = { deadline: Date.now() + ms, expired: fire };
+      this.timed = { deadline: Date.now() + left, expired: this.fire };
       watch(this.timed);
     }
   }
@@ -130,6 +143,7 @@ export async function withRetry<T>(
 ): Promise<T> {
   for (let retry = 0; ; retry++) {
     const t0 = performance.now();
+    deadline.arm();
     try {
       const value = await attempt(deadline);
       hooks.after(undefined, performance.now() - t0);

@@ -32,8 +32,8 @@ export function upstreamStatusError(status: number, details: UpstreamErrorDetail
  * status it named would have been (in-band-error.ts), or the translator's
  * finding (a malformed chunk), a 502.
  */
-export function inBandFailure(message: string, upstream: InBandError | undefined): GatewayError {
-  return upstream ? upstreamStatusError(upstream.status, upstream.details) : new GatewayError('upstream_error', message);
+export function inBandFailure(message: string, upstream: InBandError | undefined, headers: PassHeaders = []): GatewayError {
+  return upstream ? upstreamStatusError(upstream.status, upstream.details, false, headers) : new GatewayError('upstream_error', message);
 }
 
 export function upstreamTransportError(err: unknown): GatewayError {

@@ -93,7 +93,8 @@ export function streamTranslator(): StreamTranslator {
         case 'message_stop':
           return [{ type: 'chunk', chunk: { choices: [], usage: openaiUsage(usage) } }, { type: 'done' }];
         case 'error': {
-          const upstream = inBandError(isObj(ev.error) ? ev.error : {}, data, errorDetails);
+          // The event's data reads as Anthropic's error body does.
+          const upstream = inBandError(isObj(ev.error) ? ev.error : {}, (status) => errorDetails(status, data));
           return [{ type: 'error', message: upstream.details.message, upstream }];
         }
         default:

@@ -30,8 +30,7 @@ export function responsesRequest(target: UpstreamTarget, body: NativeBody, strea
 }
 
 /** A Responses `error` event carries its members at the top: `{type: "error", code, message, param}`; its `type` is the event's. */
-function errorEventDetails(_status: number, text: string): UpstreamErrorDetails {
-  const e = JSON.parse(text) as Record<string, unknown>;
+function errorEventDetails(e: Record<string, unknown>): UpstreamErrorDetails {
   const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
   return { message: str(e.message) ?? 'The upstream stream failed.', param: str(e.param), code: str(e.code) };
 }
@@ -49,7 +48,7 @@ function responsesStreamTranslator(): StreamTranslator {
       // An event sent over several `data:` lines arrives joined by line breaks; its text, relayed as
       // written, would end the client's data line early, so it is written from the parse instead.
       const ev: StreamEvent = { type: 'event', name: type, data: parsed, raw: data.includes('\n') ? undefined : data };
-      if (type === 'error') ev.upstream = inBandError(parsed, data, errorEventDetails);
+      if (type === 'error') ev.upstream = inBandError(parsed, () => errorEventDetails(parsed));
       return TERMINAL.has(type) || type === 'error' ? [ev, { type: 'done' }] : [ev];
     },
   };

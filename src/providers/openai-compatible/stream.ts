@@ -74,7 +74,8 @@ export function streamTranslator(): StreamTranslator {
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
       if (chunk.error) {
-        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, data, errorDetails);
+        // The event's data reads as the provider's error body does.
+        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, (status) => errorDetails(status, data));
         return [{ type: 'error', message: upstream.details.message, upstream }];
       }
       // The head this chunk's text begins with, when it has one: its line is then written as a plain
