@@ -168,6 +168,24 @@ for (const http of HTTP_KINDS) {
       assert.equal(sent.encoding_format, 'float');
     });
 
+    test('DLP reads the caller\'s text in settings members: prompt_cache_key, and web_search_options.user_location but its type', async () => {
+      const res = await post('buffered', '/v1/chat/completions', {
+        model: 'up-model', messages: [{ role: 'user', content: 'hi' }],
+        prompt_cache_key: 'bob@example.com',
+        web_search_options: {
+          search_context_size: 'low',
+          user_location: { type: 'approximate', approximate: { city: 'carol@example.com', region: 'Project Falcon', country: 'GB', timezone: 'call +1 415 555 0100' } },
+        },
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!.body;
+      assert.equal(sent.prompt_cache_key, '[EMAIL_1]');
+      assert.deepEqual(sent.web_search_options, {
+        search_context_size: 'low',
+        user_location: { type: 'approximate', approximate: { city: '[EMAIL_2]', region: '[CODENAME_1]', country: 'GB', timezone: 'call [PHONE_1]' } },
+      });
+    });
+
     test('keys are scanned like values: DLP redacts an address used as a key, the shield blocks an attack spelled as one, and arguments keep every digit', async () => {
       const args = '{"alice@example.com": "owner", "id": 1234567890123456789, "card": 4111111111111111110}';
       const res = await post('buffered', '/v1/chat/completions', {

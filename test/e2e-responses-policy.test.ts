@@ -185,6 +185,24 @@ describe('responses API: policy and storage', () => {
     assert.match(mock.requests.at(-1)!.body.user, /^\[EMAIL_\d\]$/);
   });
 
+  test('DLP on the native path reads prompt_cache_key, as chat does, and a web_search tool\'s user_location but its type', async () => {
+    mock.replay = undefined;
+    const tools = [
+      { type: 'web_search', search_context_size: 'low', user_location: { type: 'approximate', city: 'carol@example.com', region: 'call +1 415 555 0100', country: 'GB', timezone: 'Europe/London' } },
+      { type: 'function', name: 'lookup', description: 'Looks up an order', parameters: { type: 'object', properties: {} } },
+    ];
+    const res = await post('dlp', { model: 'nat-model', input: 'hi', prompt_cache_key: 'bob@example.com', tools });
+    assert.equal(res.status, 200, await res.clone().text());
+    const sent = mock.requests.at(-1)!.body;
+    assert.match(sent.prompt_cache_key, /^\[EMAIL_\d\]$/);
+    assert.deepEqual(sent.tools, [
+      { ...tools[0], user_location: { type: 'approximate', city: sent.tools[0].user_location.city, region: 'call [PHONE_1]', country: 'GB', timezone: 'Europe/London' } },
+      tools[1],
+    ]);
+    assert.match(sent.tools[0].user_location.city, /^\[EMAIL_\d\]$/);
+    assert.ok(!JSON.stringify(sent).includes('example.com'), JSON.stringify(sent));
+  });
+
   test('DLP keeps function-call arguments valid JSON, as for chat: a redacted number becomes its placeholder string', async () => {
     mock.replay = undefined;
     const res = await post('dlp', {

@@ -17,7 +17,7 @@
 // each message is, for the texts the model reads as one (reading-units.ts).
 import type { ChatMessage, ContentPart, ToolCall } from '../domain.js';
 import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
-import { mapArguments, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapArguments, mapOtherMembers, mapResultParts, mapTextParts, mapUserLocation, type MapText } from '../policy/text-walk.js';
 import { isObj } from '../responses/types.js';
 
 /** Which key of a content part holds its text: `text` for text parts, `refusal` for an assistant's refusal parts. */
@@ -69,6 +69,8 @@ const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
   'modalities', 'audio', 'verbosity', 'web_search_options',
 ]);
 
+
+
 function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   let out: ChatMessage | undefined;
   if (typeof m.content === 'string') {
@@ -108,7 +110,11 @@ function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
 
 /** The request's own members (not its messages) with `f` applied to every string of those that may hold caller text. */
 function mapRequestTexts(raw: Readonly<Record<string, unknown>>, f: MapText): Record<string, unknown> {
-  return mapOtherMembers(raw as Record<string, unknown>, REQUEST_SETTINGS, f);
+  const out = mapOtherMembers(raw as Record<string, unknown>, REQUEST_SETTINGS, f);
+  const search = raw.web_search_options;
+  if (!isObj(search)) return out;
+  const t = mapUserLocation(search, f);
+  return t === search ? out : { ...out, web_search_options: t };
 }
 
 /** A chat request's texts: its messages', then its own members'. */

@@ -200,6 +200,22 @@ export function mapOtherMembers<T extends Record<string, unknown>>(o: T, skip: R
   return out ?? o;
 }
 
+const LOCATION_READ: ReadonlySet<string> = new Set(['type']);
+
+/**
+ * `o` with the strings of its `user_location` mapped, all but the location's
+ * `type`: chat's `web_search_options` and a Responses `web_search` tool are
+ * settings the application writes, but the city, region, country and
+ * timezone in their `user_location` are where the caller says the user is,
+ * and go upstream as written (until 2026-11-29 they went unscanned).
+ */
+export function mapUserLocation<T extends Record<string, unknown>>(o: T, f: MapText): T {
+  const loc = o.user_location;
+  if (loc === null || typeof loc !== 'object' || Array.isArray(loc)) return o;
+  const t = mapOtherMembers(loc as Record<string, unknown>, LOCATION_READ, f);
+  return t === loc ? o : { ...o, user_location: t };
+}
+
 /**
  * Tool-call arguments are JSON text: mapped key by key and value by value when
  * they parse, as one text when they do not. Mapped in the text, not through a

@@ -12,9 +12,9 @@
 // model reads as one (reading-units.ts); an item's `output` that is neither
 // a string nor parts is read whole (until 2026-11-29 it was not read).
 import { ReadingUnits, type CollectedTexts, type Turn } from '../policy/reading-units.js';
-import { mapArguments, mapJson, mapOtherMembers, mapResultParts, mapTextParts, type MapText } from '../policy/text-walk.js';
+import { mapArguments, mapJson, mapOtherMembers, mapResultParts, mapTextParts, mapUserLocation, type MapText } from '../policy/text-walk.js';
 import { mapSealedThinking } from './signed-reasoning.js';
-import type { Item, Json } from './types.js';
+import { isObj, type Item, type Json } from './types.js';
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text', 'summary_text']);
 
@@ -44,12 +44,30 @@ const SKIP: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
 ]);
 const ANY_TYPE: ReadonlySet<string> = new Set(STRUCTURAL);
 
-/** The request's members that hold no caller text: settings, and what the application writes (tools, formats). */
+/**
+ * The request's members that hold no caller text: settings, and what the
+ * application writes (tools, formats). Not `prompt_cache_key`, which chat
+ * reads too: the caller may fill it with anything (until 2026-11-29 it went
+ * unscanned here). A web_search tool's `user_location` is read apart.
+ */
 const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
   'model', 'input', 'instructions', 'stream', 'stream_options', 'store', 'previous_response_id', 'conversation', 'background',
   'max_output_tokens', 'max_tool_calls', 'temperature', 'top_p', 'top_logprobs', 'tools', 'tool_choice', 'parallel_tool_calls',
-  'text', 'reasoning', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention',
+  'text', 'reasoning', 'include', 'truncation', 'service_tier', 'prompt_cache_retention',
 ]);
+
+/** The request's members but its settings, and the `user_location` of each tool that has one (a web_search tool's). */
+function mapRequestMembers(raw: Json, f: MapText): Json {
+  const out = mapOtherMembers(raw, REQUEST_SETTINGS, f);
+  if (!Array.isArray(raw.tools)) return out;
+  let tools: unknown[] | undefined;
+  raw.tools.forEach((tool: unknown, i: number) => {
+    if (!isObj(tool)) return;
+    const t = mapUserLocation(tool, f);
+    if (t !== tool) (tools ??= (raw.tools as unknown[]).slice())[i] = t;
+  });
+  return tools === undefined ? out : { ...out, tools };
+}
 
 /** OpenAI's own encrypted_content, as the one string it is. */
 function mapCiphertext(item: Item, f: MapText): Item {
@@ -114,7 +132,7 @@ export function mapInputTexts(input: GuardableInput, f: MapText, units?: Reading
     units?.enter(turnOf(it), it.type === 'message' ? 'turn' : it.type === 'function_call_output' ? 'alone' : 'none');
     return mapItem(it, f, whole);
   });
-  return { instructions, items, raw: input.raw && mapOtherMembers(input.raw, REQUEST_SETTINGS, f) };
+  return { instructions, items, raw: input.raw && mapRequestMembers(input.raw, f) };
 }
 
 /** Whose turn an item is in when the translated path makes it a chat message (items-to-messages.ts). */
