@@ -46,6 +46,8 @@ export type Scanner = (text: string, emit: (start: number, end: number) => void)
 
 interface RegexScanner {
   source: string;
+  /** 'i' for a pattern read in any case; the scanner adds its own 'g' or 'y'. */
+  flags?: string;
   /** A literal every match holds `at` characters after its start: candidates are found with indexOf. */
   lead?: { text: string; at: number };
   /** A character that may not precede the match: the match would sit inside a longer run. */
@@ -59,16 +61,17 @@ interface RegexScanner {
 /** The first match starting at or after `from`, or null: the same answer from a global regex or from a lead and a sticky one. */
 export type NextMatch = (text: string, from: number) => RegExpExecArray | null;
 
-export function matcher(spec: Pick<RegexScanner, 'source' | 'lead'>): NextMatch {
+export function matcher(spec: Pick<RegexScanner, 'source' | 'lead' | 'flags'>): NextMatch {
   const lead = spec.lead;
+  const flags = spec.flags ?? '';
   if (lead === undefined) {
-    const re = new RegExp(spec.source, 'g');
+    const re = new RegExp(spec.source, `g${flags}`);
     return (text, from) => {
       re.lastIndex = from;
       return re.exec(text);
     };
   }
-  const re = new RegExp(spec.source, 'y');
+  const re = new RegExp(spec.source, `y${flags}`);
   return (text, from) => {
     for (let i = text.indexOf(lead.text, from + lead.at); i >= 0; i = text.indexOf(lead.text, i + 1)) {
       re.lastIndex = i - lead.at;
@@ -100,17 +103,26 @@ function regexScanner(spec: RegexScanner): Scanner {
 function isLocal(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 64 && c <= 90 && c !== 64) || (c >= 48 && c <= 57) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
 }
-const EMAIL_DOMAIN = matcher({ source: '@[A-Za-z0-9-]{1,63}(?:\\.[A-Za-z0-9-]{1,63}){0,8}\\.[A-Za-z]{2,24}(?![A-Za-z0-9-])', lead: { text: '@', at: 0 } });
+/** A top-level domain: letters, or an internationalised one in its ASCII form (xn--p1ai). */
+const EMAIL_DOMAIN = matcher({ source: '@[A-Za-z0-9-]{1,63}(?:\\.[A-Za-z0-9-]{1,63}){0,8}\\.(?:[A-Za-z]{2,24}|[Xx][Nn]--[A-Za-z0-9-]{1,59})(?![A-Za-z0-9-])', lead: { text: '@', at: 0 } });
 
-/** Finds each '@' with its domain, then walks the local part leftwards (at most 64, RFC 5321). */
+/**
+ * Finds each '@' with its domain, then walks the local part leftwards. RFC
+ * 5321 allows 64 characters, but a longer local part still reads as an
+ * address, and a server may take it (until 2026-11-29 one of 65 passed). A
+ * walk stops at the end of the last match; any other character that stops
+ * it is not a local one ('@' among them), so walks never overlap and a text
+ * costs O(n).
+ */
 const email: Scanner = (text, emit) => {
+  let floor = 0;
   for (let m = EMAIL_DOMAIN(text, 0); m !== null;) {
     let start = m.index;
-    while (start > 0 && m.index - start <= 64 && isLocal(text.charCodeAt(start - 1))) start--;
-    const local = m.index - start;
-    if (local >= 1 && local <= 64) {
-      emit(start, m.index + m[0].length);
-      m = EMAIL_DOMAIN(text, m.index + m[0].length);
+    while (start > floor && isLocal(text.charCodeAt(start - 1))) start--;
+    if (start < m.index) {
+      floor = m.index + m[0].length;
+      emit(start, floor);
+      m = EMAIL_DOMAIN(text, floor);
     } else {
       m = EMAIL_DOMAIN(text, m.index + 1);
     }
@@ -145,20 +157,58 @@ const ipv4 = regexScanner({
   notAfter: /[\w.]/,
 });
 
+/**
+ * An SSN as the SSA writes it, 3-2-4 with dashes, or with single spaces; and
+ * nine digits with or without separators after "SSN" or "social security"
+ * (only the number is the secret). Nine bare digits alone are not: order
+ * numbers, ids and amounts are nine digits far more often than SSNs are.
+ */
+const ssnSeparated = regexScanner({
+  source: '\\d(?<![\\d-]\\d)(?<!\\d \\d)\\d{2}(?:-\\d{2}-\\d{4}(?![\\d-])| \\d{2} \\d{4}(?!\\d| \\d))',
+  check: validate.ssn,
+});
+const ssnNamed = regexScanner({
+  source: '\\b(?:ssn|social security)(?:[^\\d\\n]{0,24}?)(\\d{3}[ -]?\\d{2}[ -]?\\d{4})(?![\\d-])',
+  flags: 'i',
+  group: true,
+  check: validate.ssn,
+});
+
 interface Detector { readonly label: string; readonly scan: Scanner }
 
 const TABLE: Record<DetectorName, Detector> = {
-  private_key: { label: 'PRIVATE_KEY', scan: regexScanner({ source: '-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\\s\\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)', lead: { text: 'G', at: 7 } }) },
+  // A PEM key, an OpenSSH one or a PGP secret key block; in any case, with four or five dashes (a
+  // reader and many parsers take either). Four dashes lead: BEGIN no longer sits at a fixed offset.
+  private_key: {
+    label: 'PRIVATE_KEY',
+    scan: regexScanner({
+      source: '-{4,5}BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-{4,5}[\\s\\S]*?(?:-{4,5}END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-{4,5}|$)',
+      flags: 'i',
+      lead: { text: '----', at: 0 },
+    }),
+  },
   jwt: { label: 'JWT', scan: regexScanner({ source: 'eyJ(?<![\\w-]eyJ)[A-Za-z0-9_-]{4,8192}\\.eyJ[A-Za-z0-9_-]{4,16384}\\.[A-Za-z0-9_-]{0,8192}', lead: { text: 'J', at: 2 } }) },
   github_token: { label: 'GITHUB_TOKEN', scan: regexScanner({ source: 'g(?<!\\wg)(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})' }) },
-  secret_key: { label: 'SECRET_KEY', scan: regexScanner({ source: 'sk(?<![\\w-]sk)(?:-|_live_|_test_)[A-Za-z0-9_-]{20,256}' }) },
-  aws_access_key: { label: 'AWS_ACCESS_KEY', scan: regexScanner({ source: 'A(?<![A-Z0-9]A)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Z0-9])' }) },
-  // Only the token is replaced; "Bearer " stays so the text still reads right.
-  bearer_token: { label: 'BEARER_TOKEN', scan: regexScanner({ source: '[Bb]earer(?<!\\w[Bb]earer)[ \\t]{1,4}([A-Za-z0-9._~+/=-]{16,4096})', group: true }) },
+  // After a name's '_' or '-' too (OPENAI_KEY_sk-…), but not inside a word (task-…, desk-…).
+  secret_key: { label: 'SECRET_KEY', scan: regexScanner({ source: 'sk(?<![A-Za-z0-9]sk)(?:-|_live_|_test_)[A-Za-z0-9_-]{20,256}' }) },
+  // After a digit too (1AKIA…); after a capital, it is the tail of a longer run of capitals.
+  aws_access_key: { label: 'AWS_ACCESS_KEY', scan: regexScanner({ source: 'A(?<![A-Z]A)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Z0-9])' }) },
+  // Only the token is replaced; "Bearer " stays so the text still reads right. The word in any case (BEARER).
+  bearer_token: { label: 'BEARER_TOKEN', scan: regexScanner({ source: 'bearer(?<!\\wbearer)[ \\t]{1,4}([A-Za-z0-9._~+/=-]{16,4096})', flags: 'i', group: true }) },
   email: { label: 'EMAIL', scan: email },
-  iban: { label: 'IBAN', scan: regexScanner({ source: '[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])', check: validate.iban }) },
-  card: { label: 'CARD', scan: regexScanner({ source: '[2-6](?<![\\d.-][2-6])(?:[ -]?\\d){12,18}(?![\\d-])', check: validate.luhn }) },
-  ssn: { label: 'SSN', scan: regexScanner({ source: '\\d(?<![\\d-]\\d)\\d{2}-\\d{2}-\\d{4}(?![\\d-])', check: validate.ssn }) },
+  // In any case; one not all in capitals must also have its country's length (validators.ts).
+  iban: { label: 'IBAN', scan: regexScanner({ source: '[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])', flags: 'i', check: validate.iban }) },
+  // Digits, in groups or not, with spaces or dashes; or four groups of four with dots or slashes.
+  // After a label's '-' or '.' (CARD-4111…), but not a number's (12-4111…, 1.4111…); before a
+  // word's '-' (4111…-exp), but not a longer number's.
+  card: {
+    label: 'CARD',
+    scan: regexScanner({
+      source: '[2-6](?<!\\d[2-6])(?<!\\d[.-][2-6])(?:(?:[ -]?\\d){12,18}(?!\\d|-\\d)|\\d{3}(?:\\.\\d{4}){3}(?!\\d|\\.\\d)|\\d{3}(?:\\/\\d{4}){3}(?!\\d|\\/\\d))',
+      check: validate.luhn,
+    }),
+  },
+  ssn: { label: 'SSN', scan: (text, emit) => { ssnSeparated(text, emit); ssnNamed(text, emit); } },
   ip: { label: 'IP', scan: (text, emit) => { ipv4(text, emit); ipv6(text, emit); } },
   phone: {
     label: 'PHONE',
