@@ -149,6 +149,15 @@ for (const http of HTTP_KINDS) {
       assert.equal(((await blocked.json()) as any).error.code, 'prompt_blocked');
     });
 
+    test('DLP reads a secret a line break splits as one, and redacts it with its break; prose lines stay as written', async () => {
+      const content = 'Mail bob@\nexample.com or bob\r\n@example.org.\nKey sk-proj-abcdefghij\nklmnopqrstuvwxyz0123, id AKIAIOSF\nODNN7EXAMPLE,\n'
+        + `token ghp_${'a'.repeat(20)}\n${'b'.repeat(16)} and IBAN DE89370400440\n532013000.\nThanks`;
+      const res = await chat('buffered', content);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(mock.requests.at(-1)!.body.messages[0].content,
+        'Mail [EMAIL_1] or [EMAIL_2].\nKey [SECRET_KEY_1], id [AWS_ACCESS_KEY_1],\ntoken [GITHUB_TOKEN_1] and IBAN [IBAN_1].\nThanks');
+    });
+
     test('DLP applies to embeddings input', async () => {
       const res = await post('buffered', '/v1/embeddings', { model: 'up-embed', input: ['call +1 415 555 0100', 'plain'] });
       assert.equal(res.status, 200);

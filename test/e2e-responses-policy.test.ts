@@ -203,6 +203,20 @@ describe('responses API: policy and storage', () => {
     assert.ok(!JSON.stringify(sent).includes('example.com'), JSON.stringify(sent));
   });
 
+  test('DLP reads a secret a line break splits as one on both paths, and redacts it with its break', async () => {
+    mock.replay = undefined;
+    const text = 'Mail bob@\nexample.com, key sk-proj-abcdefghij\nklmnopqrstuvwxyz0123.\nThanks';
+    for (const model of ['up-model', 'nat-model']) {
+      const res = await post('dlp', { model, instructions: 'Owner carol\r\n@example.com', input: text });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = mock.requests.at(-1)!;
+      assert.ok(!/bob@|@example|klmnop/.test(sent.text), sent.text);
+      const [instructions, input] = model === 'nat-model' ? [sent.body.instructions, sent.body.input] : [sent.body.messages[0].content, sent.body.messages[1].content];
+      assert.match(instructions, /^Owner \[EMAIL_\d\]$/, model);
+      assert.match(input, /^Mail \[EMAIL_\d\], key \[SECRET_KEY_1\]\.\nThanks$/, model);
+    }
+  });
+
   test('DLP keeps function-call arguments valid JSON, as for chat: a redacted number becomes its placeholder string', async () => {
     mock.replay = undefined;
     const res = await post('dlp', {

@@ -152,6 +152,68 @@ describe('built-in DLP detectors', () => {
   });
 });
 
+describe('line breaks inside tokens', () => {
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+
+  it('a secret split by a line break is redacted whole, its break with it (until 2026-11-29 each passed)', () => {
+    const cases: Array<[string, string]> = [
+      ['mail bob@\nexample.com now', 'mail [EMAIL_1] now'],
+      ['mail bob\r\n@example.com now', 'mail [EMAIL_1] now'],
+      ['mail bob@\rexample.com, bob@\u2028example.com or bob\u2029@example.com', 'mail [EMAIL_1], [EMAIL_2] or [EMAIL_3]'],
+      ['key sk-proj-abcdefghij\nklmnopqrstuvwxyz0123 end', 'key [SECRET_KEY_1] end'],
+      ['id AKIAIOSF\nODNN7EXAMPLE end', 'id [AWS_ACCESS_KEY_1] end'],
+      [`token ghp_${'a'.repeat(20)}\n${'b'.repeat(16)} end`, 'token [GITHUB_TOKEN_1] end'],
+      [`jwt ${JWT.replace('.', '.\n')} end`, 'jwt [JWT_1] end'],
+      ['pay DE89370400440\n532013000 now', 'pay [IBAN_1] now'],
+      ['Authorization: Bearer abcdef0123\n456789ABCDEF.xyz', 'Authorization: Bearer [BEARER_TOKEN_1]'],
+      // Wrapped at a column: the head matches alone, and each whole line after it that holds a digit is its tail.
+      ['key sk-proj-abcdefghijklmnopqrstuvwxyz\r\n0123456789abcdefghij\r\nk1m2\r\nnext line', 'key [SECRET_KEY_1]\r\nnext line'],
+      ['key sk-proj-abcdefghij\nklmnopqrstuvwxyz0123\n4567abcd\nThanks', 'key [SECRET_KEY_1]\nThanks'],
+      // As few breaks as the match needs: not the word on the line before, nor the sentence's full stop and the next line.
+      ['Write to\nbob@\nexample.org.\nThanks', 'Write to\n[EMAIL_1].\nThanks'],
+    ];
+    for (const [text, expected] of cases) assert.equal(scanWith('all', text).texts[0], expected, JSON.stringify(text));
+  });
+
+  it('prose lines stay apart, and a match as written keeps its own ends', () => {
+    const unchanged = [
+      'the end\nof the line', 'Item one.\nItem two.\nsk\n-abc', 'bob@\n\nexample.com', 'bob@ \nexample.com',
+      'version 1.2.\n3.4 later', 'order 1234\n5678 and 4111\n1111', 'ask\n-abcdefghijklmnopqrstuvwxyz0123',
+    ];
+    for (const text of unchanged) assert.equal(scanWith('all', text).texts[0], text, JSON.stringify(text));
+    const kept: Array<[string, string]> = [
+      // An address's greedy ends would take the word on the line before or after.
+      ['Write to\nbob@example.com\nThanks', 'Write to\n[EMAIL_1]\nThanks'],
+      // A key that ends its line does not take the next line's name, word or part of it.
+      ['A=sk-proj-abcdefghijklmnopqrstuvwxyz\nB=sk-ant-abcdefghijklmnopqrstuvwxyz\n', 'A=[SECRET_KEY_1]\nB=[SECRET_KEY_2]\n'],
+      ['sk-proj-abcdefghijklmnopqrstuvwxyz\nThanks', '[SECRET_KEY_1]\nThanks'],
+      ['sk-proj-abcdefghijklmnopqrstuvwxyz\nabc1 and more', '[SECRET_KEY_1]\nabc1 and more'],
+      ['AKIAIOSFODNN7EXAMPLE\nfoo', '[AWS_ACCESS_KEY_1]\nfoo'],
+    ];
+    for (const [text, expected] of kept) assert.equal(scanWith('all', text).texts[0], expected, JSON.stringify(text));
+  });
+
+  it('texts read as one are read with their breaks joined too', () => {
+    const policy = compilePolicy(orgPolicySchema.parse({ dlp: { detectors: 'all' }, shield: { builtin: false } }));
+    const outcome = scanTexts(policy, ['mail bob@', '\nexample.com now'], [[0, 1]]);
+    assert.ok(!outcome.blocked);
+    if (!outcome.blocked) assert.deepEqual(outcome.scan.texts, ['mail [EMAIL_1]', ' now']);
+  });
+
+  it('stays linear on adversarial runs of 100k characters with line breaks', () => {
+    const inputs = [
+      'a\n'.repeat(50_000), 'sk-\n'.repeat(25_000), '@\na'.repeat(33_000), 'a@b.cd\n'.repeat(14_000), 'eyJa.\n'.repeat(16_000),
+      `sk-${'a'.repeat(30)}\n1\n`.repeat(2_500), 'AKIA\n'.repeat(20_000), 'DE89\n'.repeat(20_000), '\r\n'.repeat(50_000),
+    ];
+    for (const text of inputs) {
+      const started = performance.now();
+      scanWith('all', text);
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed < 250, `${JSON.stringify(text.slice(0, 12))}... took ${elapsed.toFixed(0)} ms`);
+    }
+  });
+});
+
 describe('candidates found by a literal', () => {
   /** Every match from the start, each search resuming where the last match ended. */
   const all = (next: NextMatch, text: string): string[] => {

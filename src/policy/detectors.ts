@@ -24,13 +24,16 @@
 // So each start position costs O(1) and a text O(n).
 //
 // A detector whose every match holds a rare character at a fixed offset (a
-// `lead`: '@', the 'J' of 'eyJ', the 'G' of '-----BEGIN', the IPv6 colon)
-// finds its candidates with indexOf, a memchr-style search several times
-// faster than irregexp's scan for a leading literal, and tries its pattern,
-// sticky, only there. One character, not the whole literal: V8 searches a
-// short needle by its first character, and 'e' or '-' stop it all through
-// prose. On text without those characters the pass is nearly free; measured
-// in bench/policy-detectors.ts.
+// `lead`: '@', the 'J' of 'eyJ', the IPv6 colon) finds its candidates with
+// indexOf, a memchr-style search several times faster than irregexp's scan
+// for a leading literal, and tries its pattern, sticky, only there. One
+// character, not the whole literal: V8 searches a short needle by its first
+// character, and 'e' or '-' stop it all through prose. On text without those
+// characters the pass is nearly free; measured in bench/policy-detectors.ts.
+// The private key's header has no such character since it may be in lower
+// case with four dashes or five (it led with the 'G' of '-----BEGIN' until
+// 2026-11-29): it leads with '----', which a hyphen in prose stops at, for
+// about 50 µs a megabyte of prose rather than 20.
 import * as validate from './validators.js';
 import type { Validator } from './validators.js';
 import type { Substitution } from './compile.js';
@@ -174,7 +177,21 @@ const ssnNamed = regexScanner({
   check: validate.ssn,
 });
 
-interface Detector { readonly label: string; readonly scan: Scanner }
+/**
+ * How a detector reads the input's view with line breaks inside tokens
+ * joined (text-reader.ts; spans.ts places what it finds there):
+ * - 'fills': a match there counts where nothing matched as written; an
+ *   address's greedy ends would take a word from the line before or after.
+ * - 'runs-on': the same, and one that runs a match as written on over a
+ *   break replaces it with the whole lines it adds that hold a digit: a key
+ *   wrapped at a column, whose head already matches alone.
+ * The rest (cards, phones, SSNs, IPs) do not read it: a line ending in digits
+ * and the next beginning with them are two numbers far more often than one,
+ * and a card's break already reads as the space its pattern allows.
+ */
+export type AcrossLines = 'fills' | 'runs-on';
+
+interface Detector { readonly label: string; readonly scan: Scanner; readonly lines?: AcrossLines }
 
 const TABLE: Record<DetectorName, Detector> = {
   // A PEM key, an OpenSSH one or a PGP secret key block; in any case, with four or five dashes (a
@@ -187,17 +204,17 @@ const TABLE: Record<DetectorName, Detector> = {
       lead: { text: '----', at: 0 },
     }),
   },
-  jwt: { label: 'JWT', scan: regexScanner({ source: 'eyJ(?<![\\w-]eyJ)[A-Za-z0-9_-]{4,8192}\\.eyJ[A-Za-z0-9_-]{4,16384}\\.[A-Za-z0-9_-]{0,8192}', lead: { text: 'J', at: 2 } }) },
-  github_token: { label: 'GITHUB_TOKEN', scan: regexScanner({ source: 'g(?<!\\wg)(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})' }) },
+  jwt: { label: 'JWT', lines: 'runs-on', scan: regexScanner({ source: 'eyJ(?<![\\w-]eyJ)[A-Za-z0-9_-]{4,8192}\\.eyJ[A-Za-z0-9_-]{4,16384}\\.[A-Za-z0-9_-]{0,8192}', lead: { text: 'J', at: 2 } }) },
+  github_token: { label: 'GITHUB_TOKEN', lines: 'runs-on', scan: regexScanner({ source: 'g(?<!\\wg)(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})' }) },
   // After a name's '_' or '-' too (OPENAI_KEY_sk-…), but not inside a word (task-…, desk-…).
-  secret_key: { label: 'SECRET_KEY', scan: regexScanner({ source: 'sk(?<![A-Za-z0-9]sk)(?:-|_live_|_test_)[A-Za-z0-9_-]{20,256}' }) },
+  secret_key: { label: 'SECRET_KEY', lines: 'runs-on', scan: regexScanner({ source: 'sk(?<![A-Za-z0-9]sk)(?:-|_live_|_test_)[A-Za-z0-9_-]{20,256}' }) },
   // After a digit too (1AKIA…); after a capital, it is the tail of a longer run of capitals.
-  aws_access_key: { label: 'AWS_ACCESS_KEY', scan: regexScanner({ source: 'A(?<![A-Z]A)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Z0-9])' }) },
+  aws_access_key: { label: 'AWS_ACCESS_KEY', lines: 'runs-on', scan: regexScanner({ source: 'A(?<![A-Z]A)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Z0-9])' }) },
   // Only the token is replaced; "Bearer " stays so the text still reads right. The word in any case (BEARER).
-  bearer_token: { label: 'BEARER_TOKEN', scan: regexScanner({ source: 'bearer(?<!\\wbearer)[ \\t]{1,4}([A-Za-z0-9._~+/=-]{16,4096})', flags: 'i', group: true }) },
-  email: { label: 'EMAIL', scan: email },
+  bearer_token: { label: 'BEARER_TOKEN', lines: 'runs-on', scan: regexScanner({ source: 'bearer(?<!\\wbearer)[ \\t]{1,4}([A-Za-z0-9._~+/=-]{16,4096})', flags: 'i', group: true }) },
+  email: { label: 'EMAIL', lines: 'fills', scan: email },
   // In any case; one not all in capitals must also have its country's length (validators.ts).
-  iban: { label: 'IBAN', scan: regexScanner({ source: '[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])', flags: 'i', check: validate.iban }) },
+  iban: { label: 'IBAN', lines: 'runs-on', scan: regexScanner({ source: '[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])', flags: 'i', check: validate.iban }) },
   // Digits, in groups or not, with spaces or dashes; or four groups of four with dots or slashes.
   // After a label's '-' or '.' (CARD-4111…), but not a number's (12-4111…, 1.4111…); before a
   // word's '-' (4111…-exp), but not a longer number's.
@@ -220,12 +237,13 @@ const TABLE: Record<DetectorName, Detector> = {
   },
 };
 
-export interface CompiledDetector { readonly sub: Substitution; readonly scan: Scanner }
+export interface CompiledDetector { readonly sub: Substitution; readonly scan: Scanner; readonly lines: AcrossLines | undefined }
 
 /** The selected detectors in table order; shared by every organisation (the scanners hold no per-org state). */
 export function compileDetectors(selected: readonly DetectorName[]): CompiledDetector[] {
   return DETECTORS.filter((d) => selected.includes(d)).map((type) => ({
     sub: { type, label: TABLE[type].label, replacement: undefined },
     scan: TABLE[type].scan,
+    lines: TABLE[type].lines,
   }));
 }

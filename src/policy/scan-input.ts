@@ -7,7 +7,7 @@
 import type { CompiledPolicy, Substitution } from './compile.js';
 import { crossingSpans, probesOf, redactUnit, type Replace, type UnitSpan } from './scan-units.js';
 import { blockedBy, findSpans, type Span } from './spans.js';
-import { inputView } from './text-reader.js';
+import { inputView, joinedLinesView } from './text-reader.js';
 import type { InputScan } from './types.js';
 
 export type ScanOutcome =
@@ -48,7 +48,10 @@ class Numbering {
 export function scanTexts(policy: CompiledPolicy, texts: readonly string[], groups: readonly (readonly number[])[] = []): ScanOutcome {
   // Each text, and each unit read joined, as a reader sees it: made once for the shield and DLP both.
   const views = texts.map(inputView);
-  const joined = groups.map((members) => probesOf(texts, members));
+  // With line breaks inside tokens joined too, for the token detectors (text-reader.ts), when any is on.
+  const lines = policy.detectors.some((d) => d.lines !== undefined);
+  const linesJoined = lines ? texts.map((t, i) => joinedLinesView(t, views[i])) : [];
+  const joined = groups.map((members) => probesOf(texts, members, lines));
   const blocks = policy.blocks;
   if (blocks !== undefined) {
     for (let i = 0; i < texts.length; i++) {
@@ -65,7 +68,7 @@ export function scanTexts(policy: CompiledPolicy, texts: readonly string[], grou
   // Each text's own matches, then those read across texts: a match of a unit read joined that crosses
   // from one of its texts into the next and covers none of theirs (those take precedence: a match of the
   // joined text may run a text's own match into the next, "a@x.io" + "b@x.io" read as "a@x.iob").
-  const own = texts.map((t, i) => findSpans(policy, t, views[i]));
+  const own = texts.map((t, i) => findSpans(policy, t, views[i], linesJoined[i]));
   const crossing = new Map<number, { members: readonly number[]; spans: UnitSpan[] }>();
   groups.forEach((members, g) => {
     const spans = crossingSpans(policy, texts, members, joined[g]!, own);

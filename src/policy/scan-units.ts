@@ -3,7 +3,7 @@
 // texts with those and their own replaced.
 import type { CompiledPolicy, Substitution } from './compile.js';
 import { findSpans, leftmost, type Span } from './spans.js';
-import { inputView, type TextView } from './text-reader.js';
+import { inputView, joinedLinesView, type JoinedView, type TextView } from './text-reader.js';
 
 /** A span of a unit's texts joined, with what it matched (a probe's text, which may hold its joiner). */
 export interface UnitSpan extends Span {
@@ -21,14 +21,15 @@ export type Replace = (sub: Substitution, value: string) => string;
  */
 const JOINERS = ['', '\n'] as const;
 
-/** A unit read joined one way: the joiner, the text, and the text as a reader sees it. */
-export interface Probe { sep: string; text: string; view: TextView | undefined }
+/** A unit read joined one way: the joiner, the text, the text as a reader sees it, and with line breaks inside tokens joined (`lines`: whether a detector reads that). */
+export interface Probe { sep: string; text: string; view: TextView | undefined; joined: JoinedView | undefined }
 
 /** The unit's texts joined each way (JOINERS). */
-export function probesOf(texts: readonly string[], members: readonly number[]): Probe[] {
+export function probesOf(texts: readonly string[], members: readonly number[], lines: boolean): Probe[] {
   return JOINERS.map((sep) => {
     const text = members.map((m) => texts[m]).join(sep);
-    return { sep, text, view: inputView(text) };
+    const view = inputView(text);
+    return { sep, text, view, joined: lines ? joinedLinesView(text, view) : undefined };
   });
 }
 
@@ -88,13 +89,13 @@ export function crossingSpans(policy: CompiledPolicy, texts: readonly string[], 
   const offsets = offsetsOf(texts, members);
   const taken = ownSpans(texts, members, offsets, own);
   const spans: UnitSpan[] = [];
-  for (const { sep, text: probe, view } of probes) {
+  for (const { sep, text: probe, view, joined } of probes) {
     // Position p of the probe in the plain join (a joiner's position is where the next member begins).
     const plain = (p: number): number => {
       const j = memberAt(offsets, p, sep.length);
       return Math.min(p - j * sep.length, offsets[j + 1]!);
     };
-    for (const s of findSpans(policy, probe, view)) {
+    for (const s of findSpans(policy, probe, view, joined)) {
       const start = plain(s.start);
       const end = plain(s.end);
       if (end <= start || memberAt(offsets, start) === memberAt(offsets, end - 1) || overlapsAny(taken, start, end)) continue;

@@ -2,7 +2,8 @@
 // spans to redact, as written and as a reader sees it (text-reader.ts), and
 // the first shield block rule that matches.
 import type { CompiledPolicy, Substitution } from './compile.js';
-import type { TextView } from './text-reader.js';
+import { acrossLines } from './across-lines.js';
+import type { JoinedView, TextView } from './text-reader.js';
 import type { RuleHit, RuleSet } from './rule-set.js';
 
 export interface Span {
@@ -23,9 +24,11 @@ export function blockedBy(blocks: RuleSet<string>, text: string, folded: TextVie
  * placeholder cannot be re-matched; and over the text as a reader sees it, where
  * that differs (text-reader.ts), a match there placed where it stands as
  * written ("bob＠example.com" whole; "b\u200bob@x.io" from its first letter,
- * where the match as written begins at its last).
+ * where the match as written begins at its last). The token detectors also
+ * read `joined`, the text read with line breaks inside tokens joined, where
+ * it has any (across-lines.ts).
  */
-export function findSpans(policy: CompiledPolicy, text: string, folded: TextView | undefined): Span[] {
+export function findSpans(policy: CompiledPolicy, text: string, folded: TextView | undefined, joined?: JoinedView): Span[] {
   const spans = matches(policy, text);
   if (folded !== undefined) {
     for (const s of matches(policy, folded.text)) {
@@ -34,7 +37,11 @@ export function findSpans(policy: CompiledPolicy, text: string, folded: TextView
       if (end > start) spans.push({ start, end, sub: s.sub });
     }
   }
-  return leftmost(spans);
+  const own = leftmost(spans);
+  if (joined === undefined) return own;
+  const { added, replaced } = acrossLines(policy, text, joined, own);
+  if (added.length === 0) return own;
+  return leftmost([...(replaced.size === 0 ? own : own.filter((o) => !replaced.has(o))), ...added]);
 }
 
 function matches(policy: CompiledPolicy, text: string): Span[] {

@@ -16,6 +16,15 @@
 // A reader reads a stream piece by piece (chunked moderation) at the cost of
 // each piece: it stops before an escape or a surrogate pair the piece cuts
 // off, and goes on from there with the next.
+//
+// A line break inside a token is a wrap, not a gap: a reader (and a model)
+// puts "bob@\nexample.com" or a key wrapped at a column back together, but
+// read as a space the break split it into pieces no detector matched, and
+// all of these passed DLP (until 2026-11-29). So input is also read with a
+// line break (\n, \r\n, \r, NEL, U+2028, U+2029) between two token
+// characters read as nothing, as a zero-width space is (joinedLinesView):
+// only the token-shaped detectors read that (detectors.ts), since "end\nof"
+// in prose is two words.
 
 /** A reading of a text; `at[i]` is where what reads as `text[i]` begins in the text, `at[text.length]` its end (empty when not asked for). */
 export interface TextView {
@@ -177,6 +186,79 @@ function readerView(text: string, escapes: boolean, positions: boolean): TextVie
 
 /** Input as its reader reads it, with places, so that a match in it is redacted where it stands; undefined when that is the text as written. */
 export const inputView = (text: string): TextView | undefined => readerView(text, false, true);
+
+/** A line break: \n, \r, NEL, U+2028, U+2029 (\r\n is one). */
+export const isLineBreak = (c: number): boolean => c === 10 || c === 13 || c === 0x85 || c === 0x2028 || c === 0x2029;
+
+/** What a token is made of: ASCII letters and digits, and the punctuation of addresses, keys and tokens. */
+const isToken = (c: number): boolean =>
+  (c >= 97 && c <= 122) || (c >= 64 && c <= 90) || (c >= 45 && c <= 57) || c === 43 || c === 37 || c === 61 || c === 95 || c === 126;
+
+const BREAKS = /\r\n?|[\n\u0085\u2028\u2029]/g;
+
+/**
+ * Input read with line breaks inside tokens read as nothing: the text, the
+ * reading it was made from, and `cuts`, the places in the text where a break
+ * was (before the character there), ascending.
+ */
+export interface JoinedView {
+  readonly text: string;
+  readonly read: TextView;
+  readonly cuts: readonly number[];
+}
+
+/**
+ * Input as `read` (its inputView) reads it, with each line break that sits
+ * alone between two token characters read as nothing; undefined when there
+ * is none. Made from the reading, not read again: a break reads there as a
+ * space of its own (`at` points at it, and at the break's end next) between
+ * what its neighbours read as. It keeps no places of its own (a megabyte's
+ * cost several milliseconds): placeOf finds them in the reading's.
+ */
+export function joinedLinesView(text: string, read: TextView | undefined): JoinedView | undefined {
+  if (read === undefined) return undefined;
+  const { text: r, at } = read;
+  const cuts: number[] = [];
+  BREAKS.lastIndex = 0;
+  for (let m = BREAKS.exec(text); m !== null; m = BREAKS.exec(text)) {
+    const k = indexOf(at, m.index);
+    if (k > 0 && k + 1 < r.length && r.charCodeAt(k) === 32 && at[k + 1] === m.index + m[0].length
+      && isToken(r.charCodeAt(k - 1)) && isToken(r.charCodeAt(k + 1))) cuts.push(k - cuts.length);
+  }
+  if (cuts.length === 0) return undefined;
+  let joined = '';
+  let from = 0;
+  cuts.forEach((c, d) => {
+    joined += r.slice(from, c + d);
+    from = c + d + 1;
+  });
+  return { text: joined + r.slice(from), read, cuts };
+}
+
+/** Where the character at `i` of a joined view (or its end, at its length) begins in the text as written. */
+export function placeOf(view: JoinedView, i: number): number {
+  // Every cut at or before i is a space of the reading left out before it.
+  let lo = 0;
+  let hi = view.cuts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (view.cuts[mid]! <= i) lo = mid + 1;
+    else hi = mid;
+  }
+  return view.read.at[i + lo]!;
+}
+
+/** The index whose value is `p` in `at` (ascending, values may repeat: the first), or -1. */
+function indexOf(at: readonly number[], p: number): number {
+  let lo = 0;
+  let hi = at.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (at[mid]! < p) lo = mid + 1;
+    else hi = mid;
+  }
+  return at[lo] === p ? lo : -1;
+}
 
 /**
  * A whole answer as its reader reads it, escapes decoded; undefined when that
