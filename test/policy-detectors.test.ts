@@ -204,6 +204,8 @@ describe('line breaks inside tokens', () => {
     const inputs = [
       'a\n'.repeat(50_000), 'sk-\n'.repeat(25_000), '@\na'.repeat(33_000), 'a@b.cd\n'.repeat(14_000), 'eyJa.\n'.repeat(16_000),
       `sk-${'a'.repeat(30)}\n1\n`.repeat(2_500), 'AKIA\n'.repeat(20_000), 'DE89\n'.repeat(20_000), '\r\n'.repeat(50_000),
+      // One match over thousands of breaks: each is a place it might be cut.
+      `${'a\n'.repeat(50_000)}@b.cd`, `eyJ${'a\n'.repeat(20_000)}.eyJ${'b\n'.repeat(20_000)}.c`, `sk-${'a1\n'.repeat(30_000)}`,
     ];
     for (const text of inputs) {
       const started = performance.now();

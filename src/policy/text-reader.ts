@@ -213,7 +213,7 @@ export interface JoinedView {
  * is none. Made from the reading, not read again: a break reads there as a
  * space of its own (`at` points at it, and at the break's end next) between
  * what its neighbours read as. It keeps no places of its own (a megabyte's
- * cost several milliseconds): placeOf finds them in the reading's.
+ * places cost several milliseconds to copy): placeOf finds them in the reading's.
  */
 export function joinedLinesView(text: string, read: TextView | undefined): JoinedView | undefined {
   if (read === undefined) return undefined;
