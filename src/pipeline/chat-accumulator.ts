@@ -133,11 +133,12 @@ export class StreamAccumulator {
     if (this.trails) walkTop((this.topTrail ??= new Trail()), chunk, join);
   }
 
+  /** A delta's members folded into its choice's message, and read by place for buffered moderation. */
   private foldDelta(index: number, m: AssistantMessage, d: ChunkChoice['delta']): void {
     if (this.trails) walkDelta(this.trails.at(index), d, join);
     if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (isObj(t)) mergeToolCall(m, t, callIndex(t, i)); });
     // Signed thinking (Anthropic) arrives whole in one delta; the payload archive keeps it to replay a tool loop.
-    // One block sent bare (not in a list) is a block too: skipped here, nothing else would read it.
+    // A block sent bare (not in a list) is a block too: walkDelta leaves blocks to this, so nothing else reads it.
     if (d.thinking_blocks != null) ((m.thinking_blocks ??= []) as unknown[]).push(...(Array.isArray(d.thinking_blocks) ? d.thinking_blocks : [d.thinking_blocks]));
     if (isObj(d.audio)) this.foldAudio(index, m, d.audio);
     else if (d.audio !== undefined) fold(m, 'audio', d.audio);

@@ -66,9 +66,10 @@ export function pause(ms: number, signal: ClientSignal): Promise<boolean> {
  * fires when the caller leaves, or when the deadline passes, which cuts short
  * an attempt still running (an exchange not yet on a socket fails at once, so
  * nothing waits for a pool slot past the deadline). `done()` stops the clock
- * once an upstream answered the call (a stream with its first event), or the
- * call failed for good; an answered stream still ends when the caller leaves,
- * through the same signal.
+ * once an upstream answered the call, or it failed for good; a stream stops it
+ * at its 200 head (exchange.ts), and arm() starts it again for what is left
+ * should that stream fail before its first event and be retried. An answered
+ * stream still ends when the caller leaves, through the same signal.
  * No promise races the attempt: the abort is how the deadline arrives, which
  * keeps a request that never reaches its deadline at one timer and no extra
  * promises.
