@@ -13,6 +13,7 @@
 //     "Write to\nbob@x.io" does not take "to".
 import type { CompiledPolicy } from './compile.js';
 import type { CompiledDetector } from './detectors.js';
+import { firstEndingAfter, partitionPoint } from './span-search.js';
 import type { Span } from './spans.js';
 import { isLineBreak, placeOf, type JoinedView } from './text-reader.js';
 
@@ -81,28 +82,7 @@ function matchFrom(d: CompiledDetector, text: string): number {
 }
 
 /** The index of the first of `values` (ascending) above `p`; its length when none is. */
-function firstAbove(values: readonly number[], p: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (values[mid]! <= p) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The index of the first of `spans` (in order and apart) that ends after `p`; its length when none does. */
-function firstEndingAfter(spans: readonly Span[], p: number): number {
-  let lo = 0;
-  let hi = spans.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (spans[mid]!.end <= p) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const firstAbove = (values: readonly number[], p: number): number => partitionPoint(values.length, (i) => values[i]! <= p);
 
 /**
  * Where a match that ends a line at `from` ends when the whole lines after

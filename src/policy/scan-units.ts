@@ -2,6 +2,7 @@
 // matches that cross from one text of a unit into the next, and the unit's
 // texts with those and their own replaced.
 import type { CompiledPolicy, Substitution } from './compile.js';
+import { firstEndingAfter } from './span-search.js';
 import { findSpans, leftmost, type Span } from './spans.js';
 import { inputView, joinedLinesView, type JoinedView, type TextView } from './text-reader.js';
 
@@ -68,15 +69,8 @@ function ownSpans(texts: readonly string[], members: readonly number[], offsets:
 
 /** Whether a span of `spans` (in order and apart) overlaps [start, end). */
 function overlapsAny(spans: readonly Span[], start: number, end: number): boolean {
-  let lo = 0;
-  let hi = spans.length;
-  // The first span that ends after `start`.
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (spans[mid]!.end <= start) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < spans.length && spans[lo]!.start < end;
+  const i = firstEndingAfter(spans, start);
+  return i < spans.length && spans[i]!.start < end;
 }
 
 /**
