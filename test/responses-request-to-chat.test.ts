@@ -6,6 +6,7 @@ import { parseResponsesRequest } from '../src/responses/request-parse.js';
 import { toChatRequest } from '../src/responses/request-to-chat.js';
 import { itemsToMessages } from '../src/responses/items-to-messages.js';
 import { GatewayError } from '../src/errors.js';
+import { sealThinking } from '../src/responses/signed-reasoning.js';
 
 const translate = (body: Record<string, unknown>) => {
   const req = parseResponsesRequest({ model: 'm', ...body });
@@ -103,4 +104,27 @@ test("a member named as an object's prototype is a field like any other, refused
   for (const [field, body] of [['constructor', { constructor: 'x' }], ['toString', { toString: 1 }], ['__proto__', JSON.parse('{"__proto__":{"a":1}}')]] as const) {
     assert.throws(() => translate({ input: 'hi', ...body }), refused(field), field);
   }
+});
+
+test('an interleaved answer replayed (message, call, reasoning, call, message, results) is one assistant turn before its results', () => {
+  const a = { type: 'thinking', thinking: 'a', signature: 's1' };
+  const b = { type: 'thinking', thinking: 'b', signature: 's2' };
+  const messages = itemsToMessages([
+    { type: 'message', role: 'user', content: 'Weather?' },
+    { type: 'reasoning', summary: [], encrypted_content: sealThinking([a]) },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.' }] },
+    { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+    { type: 'reasoning', summary: [], encrypted_content: sealThinking([b]) },
+    { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{}' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: ' One moment.' }] },
+    { type: 'function_call_output', call_id: 'c1', output: '1' },
+    { type: 'function_call_output', call_id: 'c2', output: '2' },
+  ], (i) => `input.${i}`, { thinking: true, extraContent: false });
+  assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool', 'tool']);
+  assert.equal(messages[1]!.content, 'Let me check. One moment.');
+  assert.deepEqual(messages[1]!.tool_calls!.map((t) => t.id), ['c1', 'c2']);
+  assert.deepEqual(messages[1]!.thinking_blocks, [a, b]);
+  // Two assistant messages with no call between stay two turns, as before.
+  const plain = itemsToMessages([{ type: 'message', role: 'assistant', content: 'x' }, { type: 'message', role: 'assistant', content: 'y' }], (i) => `input.${i}`);
+  assert.equal(plain.length, 2);
 });

@@ -1,7 +1,8 @@
 // Responses input items -> chat messages, for providers without a Responses
 // API. Messages keep their role; function_call items become an assistant
 // turn's tool_calls (consecutive calls join one turn, as parallel calls do in
-// chat), function_call_output items become `tool` messages. A reasoning item
+// chat), and so does an assistant message after them, before their results;
+// function_call_output items become `tool` messages. A reasoning item
 // is left out, but the signed thinking sluice sealed in it goes back on the
 // assistant turn that follows it to an Anthropic upstream, and a call's
 // extra_content on its tool call to a Gemini one (signed-reasoning.ts). Any
@@ -90,7 +91,8 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
   /** Thinking blocks of the reasoning just read, for the assistant turn after it. */
   let thinking: unknown[] | undefined;
   const takeThinking = (m: ChatMessage) => {
-    if (thinking && m.thinking_blocks === undefined) m.thinking_blocks = thinking;
+    // A turn's later reasoning (thinking between its calls) joins the blocks it already has.
+    if (thinking) m.thinking_blocks = Array.isArray(m.thinking_blocks) ? [...m.thinking_blocks, ...thinking] : thinking;
     thinking = undefined;
   };
   items.forEach((item, i) => {
@@ -102,6 +104,14 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
         const role = item.role;
         if (typeof role !== 'string' || !ROLES.has(role)) throw new GatewayError('invalid_request', `${at}.role must be user, system, developer or assistant.`, { param: `${at}.role` });
         const c = content(item, at);
+        // Text the model wrote after its calls (Anthropic's text, tool_use, text) belongs to the turn that made
+        // them: a chat upstream wants that turn's tool results next, and would refuse an assistant message between.
+        const turn = messages.at(-1);
+        if (role === 'assistant' && turn?.role === 'assistant' && turn.tool_calls?.length && typeof c.content === 'string' && c.refusal === undefined && typeof turn.content !== 'object') {
+          turn.content = (turn.content ?? '') + c.content;
+          takeThinking(turn);
+          return;
+        }
         const m: ChatMessage = { role, content: c.content };
         if (c.refusal !== undefined) m.refusal = c.refusal;
         if (role === 'assistant') takeThinking(m);
