@@ -2,7 +2,8 @@
 // Responses API. The object carries the fields the real API returns, echoing
 // the request's settings, so SDKs that read them (instructions, tools, text,
 // previous_response_id, ...) find what they would find at OpenAI.
-import type { AssistantMessage, ChatCompletion, Usage } from '../domain.js';
+import type { AssistantMessage, ChatCompletion, ToolCall, Usage } from '../domain.js';
+import { answerOrder, type AnswerPart } from '../providers/answer-order.js';
 import { GatewayError } from '../errors.js';
 import { extraContentOf, sealThinking } from './signed-reasoning.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest, type ResponseUsage } from './types.js';
@@ -125,36 +126,67 @@ export function reasoningOf(m: { reasoning_content?: unknown; reasoning?: unknow
 
 /**
  * The output items of one chat message: reasoning, then the message, then
- * each function call. Signed thinking rides on the reasoning item, and a
- * call's extra_content on its item (signed-reasoning.ts).
+ * each function call; or, when the translator noted the order the model wrote
+ * them in (answer-order.ts), in that order, as the streamed answer has them.
+ * Signed thinking rides on the reasoning item, and a call's extra_content on
+ * its item (signed-reasoning.ts).
  */
 export function messageToItems(m: AssistantMessage, ids: ItemIds): Item[] {
-  const items: Item[] = [];
   const content = contentOf(m.content);
   const text = reasoningOf(m) || content.reasoning;
-  const blocks = Array.isArray(m.thinking_blocks) && m.thinking_blocks.length ? m.thinking_blocks : undefined;
-  if (text || blocks) {
-    const item: Item = { type: 'reasoning', id: ids.next('rs'), summary: text ? [{ type: 'summary_text', text }] : [] };
-    if (blocks) item.encrypted_content = sealThinking(blocks);
-    items.push(item);
-  }
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  const order = orderOf(m, content.text, text, calls.length);
+  if (order) return order.map((p) => p.kind === 'reasoning' ? reasoningItem(p.text, p.blocks, ids) : p.kind === 'text' ? messageItem([outputTextPart(p.text)], ids) : callItem(calls[p.index]!, p.index, ids)).filter((i) => i !== undefined);
+  const items: Item[] = [];
+  const blocks = Array.isArray(m.thinking_blocks) ? m.thinking_blocks : [];
+  if (text || blocks.length) items.push(reasoningItem(text, blocks, ids));
   const parts: Json[] = [];
   if (content.text) {
     parts.push(outputTextPart(content.text, Array.isArray(m.annotations) ? m.annotations.map(responsesAnnotation) : []));
   }
   if (typeof m.refusal === 'string' && m.refusal) parts.push({ type: 'refusal', refusal: m.refusal });
-  if (parts.length) items.push({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content: parts });
-  for (const [i, t] of (Array.isArray(m.tool_calls) ? m.tool_calls : []).entries()) {
-    if (!t?.function) continue;
-    const item: Item = {
-      type: 'function_call', id: ids.next('fc'), call_id: t.id || `call_${ids.hex}_${i}`,
-      name: t.function.name, arguments: t.function.arguments ?? '', status: 'completed',
-    };
-    const extra = extraContentOf(t);
-    if (extra) item.extra_content = extra;
-    items.push(item);
+  if (parts.length) items.push(messageItem(parts, ids));
+  for (const [i, t] of calls.entries()) {
+    const item = callItem(t, i, ids);
+    if (item) items.push(item);
   }
   return items;
+}
+
+/**
+ * The noted order, when it still describes the message: texts that join to
+ * its content, reasoning to its reasoning, each call once. A message with a
+ * refusal or annotations (which a translator noting the order never makes)
+ * keeps the fixed order, which has a place for them.
+ */
+function orderOf(m: AssistantMessage, text: string, reasoning: string, calls: number): readonly AnswerPart[] | undefined {
+  const order = answerOrder(m);
+  if (!order || (typeof m.refusal === 'string' && m.refusal) || (Array.isArray(m.annotations) && m.annotations.length)) return undefined;
+  const joined = (kind: 'text' | 'reasoning') => order.map((p) => (p.kind === kind ? p.text : '')).join('');
+  const called = order.flatMap((p) => (p.kind === 'call' ? [p.index] : []));
+  const blocks = order.flatMap((p) => (p.kind === 'reasoning' ? p.blocks : []));
+  const ok = joined('text') === text && joined('reasoning') === reasoning && called.length === calls && called.every((k, i) => k === i)
+    && blocks.length === (Array.isArray(m.thinking_blocks) ? m.thinking_blocks.length : 0);
+  return ok ? order : undefined;
+}
+
+function reasoningItem(text: string, blocks: unknown[], ids: ItemIds): Item {
+  const item: Item = { type: 'reasoning', id: ids.next('rs'), summary: text ? [{ type: 'summary_text', text }] : [] };
+  if (blocks.length) item.encrypted_content = sealThinking(blocks);
+  return item;
+}
+
+const messageItem = (content: Json[], ids: ItemIds): Item => ({ type: 'message', id: ids.next('msg'), status: 'completed', role: 'assistant', content });
+
+function callItem(t: ToolCall, i: number, ids: ItemIds): Item | undefined {
+  if (!t?.function) return undefined;
+  const item: Item = {
+    type: 'function_call', id: ids.next('fc'), call_id: t.id || `call_${ids.hex}_${i}`,
+    name: t.function.name, arguments: t.function.arguments ?? '', status: 'completed',
+  };
+  const extra = extraContentOf(t);
+  if (extra) item.extra_content = extra;
+  return item;
 }
 
 /** Fills `shell` from the completion's first choice (a Responses request never asks for more than one). */

@@ -1,6 +1,7 @@
 // Anthropic Message object -> an OpenAI chat.completion.
 import type { AssistantMessage, ChatCompletion, ToolCall } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { addPart, noteOrder, type AnswerPart } from '../answer-order.js';
 import { isObj, ownEntry } from '../json-shape.js';
 import { JSON_TOOL } from './tools.js';
 import { openaiUsage, readUsage } from './usage.js';
@@ -35,13 +36,23 @@ export function chatResponse(body: unknown): ChatCompletion {
   let json = false;
   const calls: ToolCall[] = [];
   const thinkingBlocks: Array<Record<string, unknown>> = [];
+  /** The blocks in the model's order (answer-order.ts). */
+  const order: AnswerPart[] = [];
+  const addText = (t: string) => { text += t; addPart(order, { kind: 'text', text: t }); };
+  const addThinking = (t: string, block: Record<string, unknown>) => {
+    reasoning += t;
+    thinkingBlocks.push(block);
+    addPart(order, { kind: 'reasoning', text: t, blocks: [block] });
+  };
   for (const b of body.content) {
     if (!isObj(b)) continue;
-    if (b.type === 'text' && typeof b.text === 'string') text += b.text;
-    else if (b.type === 'tool_use' && b.name === JSON_TOOL) { json = true; text += JSON.stringify(b.input ?? {}); }
-    else if (b.type === 'tool_use') calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
-    else if (b.type === 'thinking') { reasoning += String(b.thinking ?? ''); thinkingBlocks.push({ type: 'thinking', thinking: b.thinking, signature: b.signature }); }
-    else if (b.type === 'redacted_thinking') thinkingBlocks.push({ type: 'redacted_thinking', data: b.data });
+    if (b.type === 'text' && typeof b.text === 'string') addText(b.text);
+    else if (b.type === 'tool_use' && b.name === JSON_TOOL) { json = true; addText(JSON.stringify(b.input ?? {})); }
+    else if (b.type === 'tool_use') {
+      addPart(order, { kind: 'call', index: calls.length });
+      calls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+    } else if (b.type === 'thinking') addThinking(String(b.thinking ?? ''), { type: 'thinking', thinking: b.thinking, signature: b.signature });
+    else if (b.type === 'redacted_thinking') addThinking('', { type: 'redacted_thinking', data: b.data });
     else throw new GatewayError('upstream_error', unknownBlock(b.type));
   }
   // OpenAI sends content null, not "", when the answer is only tool calls.
@@ -49,6 +60,7 @@ export function chatResponse(body: unknown): ChatCompletion {
   if (calls.length) message.tool_calls = calls;
   if (reasoning) message.reasoning_content = reasoning;
   if (thinkingBlocks.length) message.thinking_blocks = thinkingBlocks;
+  noteOrder(message, order);
   return {
     id: typeof body.id === 'string' ? body.id : undefined,
     object: 'chat.completion',

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolCall } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
+import { addPart, type AnswerPart } from '../answer-order.js';
 import { isObj, ownEntry } from '../json-shape.js';
 
 type Json = Record<string, any>;
@@ -61,22 +62,24 @@ export function toolCall(part: Json, id: string): ToolCall {
   return call;
 }
 
-export interface PartsRead { text: string; reasoning: string; calls: Json[] }
+/** `order`: the parts in the model's order, a call by its place in `calls` (answer-order.ts). */
+export interface PartsRead { text: string; reasoning: string; calls: Json[]; order: AnswerPart[] }
 
 /**
  * Splits a candidate's parts. A part holding something the chat shape cannot
  * carry (inline images, executed code) fails the call rather than vanish.
  */
 export function readParts(candidate: Json): PartsRead {
-  const out: PartsRead = { text: '', reasoning: '', calls: [] };
+  const out: PartsRead = { text: '', reasoning: '', calls: [], order: [] };
   const parts = candidate.content?.parts;
   if (!Array.isArray(parts)) return out;
   for (const p of parts) {
     if (!isObj(p)) continue;
-    if (isObj(p.functionCall)) out.calls.push(p);
+    if (isObj(p.functionCall)) addPart(out.order, { kind: 'call', index: out.calls.push(p) - 1 });
     else if (typeof p.text === 'string') {
       if (p.thought === true) out.reasoning += p.text;
       else out.text += p.text;
+      addPart(out.order, p.thought === true ? { kind: 'reasoning', text: p.text, blocks: [] } : { kind: 'text', text: p.text });
     } else if (Object.keys(p).some((k) => k !== 'thoughtSignature' && k !== 'thought')) {
       const kind = Object.keys(p).find((k) => k !== 'thoughtSignature' && k !== 'thought');
       throw new GatewayError('upstream_error', `Gemini answered with a "${kind}" part, which an OpenAI chat completion cannot carry.`);

@@ -2,17 +2,19 @@
 import type { ChatCompletion, Choice, EmbeddingsResult } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { noteOrder } from '../answer-order.js';
 import { finishReason, readParts, toolCall, toolCallId } from './candidates.js';
 import { readUsage } from './usage.js';
 
 function choice(candidate: Record<string, any>, position: number, responseId: unknown): Choice {
   const index = typeof candidate.index === 'number' ? candidate.index : position;
-  const { text, reasoning, calls } = readParts(candidate);
+  const { text, reasoning, calls, order } = readParts(candidate);
   const toolCalls = calls.map((p, k) => toolCall(p, toolCallId(p, responseId, index, k)));
   // OpenAI leaves content null beside tool calls, and a string otherwise.
   const message: Choice['message'] = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
   if (reasoning) message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  noteOrder(message, order);
   return { index, message, finish_reason: finishReason(candidate.finishReason, toolCalls.length > 0) };
 }
 

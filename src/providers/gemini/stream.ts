@@ -65,6 +65,8 @@ function parsedUsage(data: string | undefined): unknown {
   try { return data === undefined ? undefined : JSON.parse(data).usageMetadata; } catch { return undefined; }
 }
 
+const RANK = { reasoning: 0, text: 1, call: 2 } as const;
+
 interface CandidateState { started: boolean; calls: number; finished: boolean }
 
 export function streamTranslator(): StreamTranslator {
@@ -94,18 +96,27 @@ export function streamTranslator(): StreamTranslator {
   function candidateEvents(c: Record<string, any>, position: number, responseId: unknown, out: StreamEvent[]): void {
     const index = typeof c.index === 'number' ? c.index : position;
     const s = state(index);
-    const { text, reasoning, calls } = readParts(c);
-    const delta: Delta = {};
-    if (reasoning) delta.reasoning_content = reasoning;
-    if (text) delta.content = text;
-    if (calls.length > 0) {
-      delta.tool_calls = calls.map((p): ToolCallDelta => {
+    const { calls, order } = readParts(c);
+    // One delta per run of parts a reader takes in the order it reads a delta's (reasoning, text, calls):
+    // parts in another order (a call, then text) go in one delta each, as the model wrote them.
+    const deltas: Delta[] = [{}];
+    let rank = 0;
+    for (const part of order) {
+      const r = RANK[part.kind];
+      if (r < rank) deltas.push({});
+      rank = r;
+      const delta = deltas.at(-1)!;
+      if (part.kind === 'reasoning') delta.reasoning_content = part.text;
+      else if (part.kind === 'text') delta.content = part.text;
+      else {
         const k = s.calls++;
-        return { index: k, ...toolCall(p, toolCallId(p, responseId, index, k)) };
-      });
+        (delta.tool_calls ??= []).push({ index: k, ...toolCall(calls[part.index]!, toolCallId(calls[part.index]!, responseId, index, k)) } satisfies ToolCallDelta);
+      }
     }
-    const ev = deltaFor(index, delta);
-    if (ev) out.push(ev);
+    for (const delta of deltas) {
+      const ev = deltaFor(index, delta);
+      if (ev) out.push(ev);
+    }
     if (c.finishReason) {
       s.finished = true;
       out.push(one({ index, delta: {}, finish_reason: finishReason(c.finishReason, s.calls > 0) }));
