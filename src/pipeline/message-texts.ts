@@ -69,8 +69,6 @@ const REQUEST_SETTINGS: ReadonlySet<string> = new Set([
   'modalities', 'audio', 'verbosity', 'web_search_options',
 ]);
 
-
-
 function mapMessage(m: ChatMessage, f: MapText): ChatMessage {
   let out: ChatMessage | undefined;
   if (typeof m.content === 'string') {

@@ -1,5 +1,6 @@
-// Binary searches over spans kept in order and apart (leftmost() in spans.ts), as redaction and the
-// line-joined reading (across-lines.ts) place a match among those already found.
+// Binary search over what policy keeps in order: spans in order and apart
+// (leftmost() in spans.ts), among which redaction and the line-joined reading
+// (across-lines.ts) place a match, and a reading's places (text-reader.ts).
 import type { Span } from './spans.js';
 
 /** The first index in [0, n) where `before` turns false (it is true, then false, along the range); n when it never does. */

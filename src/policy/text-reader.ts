@@ -26,6 +26,8 @@
 // only the token-shaped detectors read that (detectors.ts), since "end\nof"
 // in prose is two words.
 
+import { partitionPoint } from './span-search.js';
+
 /** A reading of a text; `at[i]` is where what reads as `text[i]` begins in the text, `at[text.length]` its end (empty when not asked for). */
 export interface TextView {
   readonly text: string;
@@ -238,26 +240,14 @@ export function joinedLinesView(text: string, read: TextView | undefined): Joine
 /** Where the character at `i` of a joined view (or its end, at its length) begins in the text as written. */
 export function placeOf(view: JoinedView, i: number): number {
   // Every cut at or before i is a space of the reading left out before it.
-  let lo = 0;
-  let hi = view.cuts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (view.cuts[mid]! <= i) lo = mid + 1;
-    else hi = mid;
-  }
-  return view.read.at[i + lo]!;
+  const { cuts } = view;
+  return view.read.at[i + partitionPoint(cuts.length, (k) => cuts[k]! <= i)]!;
 }
 
 /** The index whose value is `p` in `at` (ascending, values may repeat: the first), or -1. */
 function indexOf(at: readonly number[], p: number): number {
-  let lo = 0;
-  let hi = at.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (at[mid]! < p) lo = mid + 1;
-    else hi = mid;
-  }
-  return at[lo] === p ? lo : -1;
+  const i = partitionPoint(at.length, (k) => at[k]! < p);
+  return at[i] === p ? i : -1;
 }
 
 /**
