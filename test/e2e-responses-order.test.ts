@@ -50,6 +50,7 @@ describe('responses API: output order on the translated path', () => {
   let chat: OpenAIMock;
   let gw: TestGateway;
   let client: OpenAI;
+  let chunked: OpenAI;
 
   before(async () => {
     claude = await startAnthropicMock();
@@ -64,10 +65,14 @@ describe('responses API: output order on the translated path', () => {
           up: { kind: 'openai', base_url: `${chat.url}/v1`, api_key_env: 'SLUICE_T_CHAT' },
         },
         models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 2 } }],
-        organizations: [{ id: 'acme', models: [CLAUDE, GEMINI, 'up-model'] }],
+        organizations: [
+          { id: 'acme', models: [CLAUDE, GEMINI, 'up-model'] },
+          { id: 'chunked', models: ['up-model'], policy: { moderation: { mode: 'chunked', rules: [{ name: 'weapons', category: 'violence', terms: ['make a bomb'] }] } } },
+        ],
       },
     });
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('acme'), maxRetries: 0 });
+    chunked = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.key('chunked'), maxRetries: 0 });
   });
   after(async () => { await gw.close(); await claude.close(); await gem.close(); await chat.close(); });
 
@@ -145,23 +150,29 @@ describe('responses API: output order on the translated path', () => {
     }
   });
 
-  test('a plain chat stream with text before and after its tool calls: items in that order, and valid events', async () => {
-    const c = (delta: object, finish: string | null = null) => ({ data: { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index: 0, delta, finish_reason: finish }] } });
-    chat.script = [{ transcript: { sse: [
-      c({ role: 'assistant', content: 'Let me check.' }),
-      c({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
-      c({ tool_calls: [{ index: 0, function: { arguments: '"Rome"}' } }] }),
-      c({ content: 'One moment.' }),
-      c({}, 'tool_calls'),
-      { data: '[DONE]' },
-    ] } }];
-    const s = client.responses.stream({ model: 'up-model', input: 'Weather in Rome?', tools });
-    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
-    for await (const e of s) events.push(e);
-    checkEvents(events);
-    const r = await s.finalResponse();
-    assert.deepEqual(r.output.map((o) => o.type), ['message', 'function_call', 'message']);
-    assert.equal((r.output[1] as OpenAI.Responses.ResponseFunctionToolCall).arguments, '{"city":"Rome"}');
-    assert.deepEqual(withoutIds(r.output), withoutIds((events.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response.output));
-  });
+  // Under chunked moderation too: where the choice moves from text to a call and back, what the windows of
+  // the kind it leaves hold goes first (until 2026-11-29 a call's held arguments came after the text that
+  // followed it, on an item that text had closed).
+  for (const org of ['acme', 'chunked'] as const) {
+    test(`a plain chat stream with text before and after its tool calls: items in that order, and valid events (${org})`, async () => {
+      const c = (delta: object, finish: string | null = null) => ({ data: { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index: 0, delta, finish_reason: finish }] } });
+      chat.script = [{ transcript: { sse: [
+        c({ role: 'assistant', content: 'Let me check.' }),
+        c({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+        c({ tool_calls: [{ index: 0, function: { arguments: '"Rome"}' } }] }),
+        c({ content: 'One moment.' }),
+        c({}, 'tool_calls'),
+        { data: '[DONE]' },
+      ] } }];
+      const s = (org === 'acme' ? client : chunked).responses.stream({ model: 'up-model', input: 'Weather in Rome?', tools });
+      const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+      for await (const e of s) events.push(e);
+      checkEvents(events);
+      const r = await s.finalResponse();
+      assert.deepEqual(r.output.map((o) => o.type), ['message', 'function_call', 'message']);
+      assert.deepEqual(r.output.flatMap((o) => (o.type === 'message' ? o.content.map((p) => (p.type === 'output_text' ? p.text : '')) : [])), ['Let me check.', 'One moment.']);
+      assert.equal((r.output[1] as OpenAI.Responses.ResponseFunctionToolCall).arguments, '{"city":"Rome"}');
+      assert.deepEqual(withoutIds(r.output), withoutIds((events.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response.output));
+    });
+  }
 });

@@ -114,3 +114,30 @@ test('a tool call with no index is placed by its position in the chunk, as moder
   const done = parse(sse).at(-1);
   assert.deepEqual(done.response.output.map((o: any) => [o.call_id, o.arguments]), [['call_a', '{"q":"one two"}'], ['call_b', '{}']]);
 });
+
+test('a delta that goes on with a call under way and then says text: the call\'s arguments first, on its item still open', () => {
+  const w = new ResponsesEventWriter(responseShell(`resp_${HEX}`, 1, 'm', parseResponsesRequest({ model: 'm', input: 'x' }), true), new ItemIds(HEX));
+  let sse = w.start();
+  for (const c of [
+    chunk({ role: 'assistant', content: 'Let me check.' }),
+    chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"a"' } }] }),
+    // Chunked moderation releases a call's held arguments with the text that follows the call.
+    chunk({ content: 'Done.', tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }),
+    chunk({}, 'stop'),
+  ]) sse += w.chunk(c);
+  sse += w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, {});
+  const events = parse(sse);
+  const closed = new Set<number>();
+  for (const e of events) {
+    if (e.type === 'response.output_item.done') closed.add(e.output_index);
+    else if ('output_index' in e) assert.ok(!closed.has(e.output_index), `${e.type} on output ${e.output_index}, already done`);
+  }
+  const done = events.at(-1).response;
+  assert.deepEqual(done.output.map((o: { type: string }) => o.type), ['message', 'function_call', 'message']);
+  assert.equal(done.output[1].arguments, '{"a":1}');
+  // The openai SDK's own accumulator builds the same.
+  let snap: ReturnType<typeof accumulateResponse> | undefined;
+  for (const e of events.slice(0, -1)) snap = accumulateResponse(e, snap);
+  assert.deepEqual(snap!.output.map((o) => o.type), ['message', 'function_call', 'message']);
+  assert.equal((snap!.output[1] as { arguments: string }).arguments, '{"a":1}');
+});

@@ -58,6 +58,8 @@ export class ChunkedOutput {
   private readonly topTrail = new Trail<ChunkedModerator>();
   /** Each choice's members beside its delta (walkChoice), under its index, by place. */
   private readonly choiceTrail = new Trail<ChunkedModerator>();
+  /** What each choice said last, text or a call: where it changes, the windows of the other kind are released (releaseLeft). */
+  private readonly kinds = new Map<number, 'text' | 'call'>();
   /** Choices whose content came last as a list of chunks, so what their content window releases at the end goes as one. */
   private readonly listed = new Set<number>();
   /** Choices whose thinking window may hold text: the answer's text, when it begins, releases it first. */
@@ -233,7 +235,8 @@ export class ChunkedOutput {
     }
     if (this.heldBlocks.has(c.index) && !c.finish_reason && thinkingOver(d)) (out ??= { ...d }).thinking_blocks = this.releaseBlocks(c.index);
     if (c.finish_reason) out = this.finishChoice(c.index, out ?? d, d);
-    return out ?? d;
+    else out = this.releaseLeft(c.index, out ?? d, d);
+    return out;
   }
 
   /** A choice's held thinking blocks, once the texts of all of them, joined, are checked to the end. */
@@ -292,26 +295,74 @@ export class ChunkedOutput {
       if (s.blocked) throw new Blocked(s.category);
       if (!s.release || channel === 'thinking_blocks') continue;
       changed = true;
-      if (channel === 'function_call') {
-        const fc = isObj(out.function_call) ? out.function_call : {};
-        out = { ...out, function_call: { ...fc, arguments: (typeof fc.arguments === 'string' ? fc.arguments : '') + s.release } };
-      } else if (channel === 'thinking' || (channel === 'content' && (Array.isArray(out.content) || (out.content == null && listed)))) {
-        const had: unknown = out.content;
-        const list = Array.isArray(had) ? had.slice() : typeof had === 'string' && had ? [{ type: 'text', text: had }] : [];
-        (channel === 'thinking' ? appendThinking : appendText)(list, s.release);
-        out.content = list as unknown as string;
-      } else if (typeof channel === 'string') {
-        out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + s.release;
-      } else {
-        const calls = (out.tool_calls ?? []).slice();
-        const at = calls.findIndex((t) => t.index === channel);
-        if (at < 0) calls.push({ index: channel, function: { arguments: s.release } });
-        else calls[at] = { ...calls[at]!, function: { ...calls[at]!.function, arguments: (calls[at]!.function?.arguments ?? '') + s.release } };
-        out = { ...out, tool_calls: calls };
-      }
+      out = place(out, channel, s.release, listed);
     }
     return changed ? out : delta;
   }
+
+  /**
+   * A choice that moves from a call to text, or from text to a call: what the
+   * windows of the kind it leaves still hold goes out in this delta, checked
+   * to their end, where the model wrote it, before what follows. Held to the
+   * finish, a call's last arguments came after the text that followed the
+   * call, and a Responses reader got them on an item that text had closed
+   * (until 2026-11-29). The windows stay, with what they released as left
+   * context, as at a finish.
+   */
+  private releaseLeft(index: number, delta: Delta, original: Delta): Delta {
+    const text = saysText(original);
+    if (text === startsCall(original)) return delta;
+    // Only where the kind changes: the windows left were released then, and are empty until it changes back.
+    const kind = text ? 'text' : 'call';
+    const was = this.kinds.get(index);
+    this.kinds.set(index, kind);
+    if (was === undefined || was === kind) return delta;
+    const byChannel = this.windows.get(index);
+    if (!byChannel) return delta;
+    let out: Delta | undefined;
+    for (const [channel, w] of byChannel) {
+      const left = text ? typeof channel === 'number' || channel === 'function_call' : channel === 'content' || channel === 'refusal';
+      if (!left) continue;
+      const s = w.finish();
+      if (s.blocked) throw new Blocked(s.category);
+      if (s.release) out = place(out ?? (delta === original ? { ...delta } : delta), channel, s.release, this.listed.has(index));
+    }
+    return out ?? delta;
+  }
+}
+
+/** `release` put into the delta where its channel goes, after what the delta has there. */
+function place(out: Delta, channel: Channel, release: string, listed: boolean): Delta {
+  if (channel === 'function_call') {
+    const fc = isObj(out.function_call) ? out.function_call : {};
+    return { ...out, function_call: { ...fc, arguments: (typeof fc.arguments === 'string' ? fc.arguments : '') + release } };
+  }
+  if (channel === 'thinking' || (channel === 'content' && (Array.isArray(out.content) || (out.content == null && listed)))) {
+    const had: unknown = out.content;
+    const list = Array.isArray(had) ? had.slice() : typeof had === 'string' && had ? [{ type: 'text', text: had }] : [];
+    (channel === 'thinking' ? appendThinking : appendText)(list, release);
+    out.content = list as unknown as string;
+    return out;
+  }
+  if (typeof channel === 'string') {
+    out[channel] = (typeof out[channel] === 'string' ? out[channel] : '') + release;
+    return out;
+  }
+  const calls = (out.tool_calls ?? []).slice();
+  const at = calls.findIndex((t) => t.index === channel);
+  if (at < 0) calls.push({ index: channel, function: { arguments: release } });
+  else calls[at] = { ...calls[at]!, function: { ...calls[at]!.function, arguments: (calls[at]!.function?.arguments ?? '') + release } };
+  return { ...out, tool_calls: calls };
+}
+
+/** The delta says text: a content or a refusal. */
+function saysText(d: Delta): boolean {
+  return (typeof d.content === 'string' && d.content !== '') || (typeof d.refusal === 'string' && d.refusal !== '');
+}
+
+/** The delta carries a call: a tool call or a legacy function call. */
+function startsCall(d: Delta): boolean {
+  return (Array.isArray(d.tool_calls) && d.tool_calls.length > 0) || isObj(d.function_call);
 }
 
 /** The delta begins what follows a choice's thinking: its text, a refusal or a call. */

@@ -40,6 +40,13 @@ export class ResponsesEventWriter {
     for (const c of chunk.choices) {
       if (c.index !== 0) continue;
       const d = c.delta ?? {};
+      const calls = Array.isArray(d.tool_calls) ? d.tool_calls : [];
+      // A call is placed as moderation and the accumulator place it: by its index, else by its position (chunk-indexes.ts).
+      const onCall = (t: (typeof calls)[number], i: number) => { out += this.call(callIndex(t, i), t.id, t.function?.name, t.function?.arguments, extraContentOf(t)); };
+      // Arguments that go on with a call already under way come first: they are older than the delta's text
+      // (chunked moderation releases a call's held arguments with the text that follows the call).
+      const going = calls.map((t, i) => !!t && this.calls.has(callIndex(t, i)));
+      calls.forEach((t, i) => { if (going[i]) onCall(t, i); });
       const content = contentOf(d.content);
       const reasoning = reasoningOf(d) || content.reasoning;
       if (reasoning) out += this.reasoning(reasoning);
@@ -47,8 +54,7 @@ export class ResponsesEventWriter {
       if (content.text) out += this.text('output_text', content.text);
       if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
       if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
-      // A call is placed as moderation and the accumulator place it: by its index, else by its position (chunk-indexes.ts).
-      if (Array.isArray(d.tool_calls)) d.tool_calls.forEach((t, i) => { if (t) out += this.call(callIndex(t, i), t.id, t.function?.name, t.function?.arguments, extraContentOf(t)); });
+      calls.forEach((t, i) => { if (t && !going[i]) onCall(t, i); });
       if (c.finish_reason) this.finish = c.finish_reason;
     }
     return out;
