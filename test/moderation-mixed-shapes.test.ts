@@ -106,6 +106,24 @@ describe('moderation over text that streams in more than one shape', () => {
     assert.ok(res.status === 200 && !text.includes('content_blocked'), text);
   });
 
+  // Chat clients read the same: a call's held arguments go out when the text after it begins, not with the finish.
+  test('chunked: a call\'s held arguments go out when text follows the call, before the finish', async () => {
+    mock.replay = { sse: [
+      chunk({ delta: { role: 'assistant', content: 'Let me check.' } }),
+      chunk({ delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] } }),
+      chunk({ delta: { tool_calls: [{ index: 0, function: { arguments: '"Rome"}' } }] } }),
+      // In the shape nearly every chunk has (index, delta, finish_reason), which chat relays unparsed (pushPlain).
+      { data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'One moment, please.' }, finish_reason: null }] } },
+      chunk({ delta: {}, finish_reason: 'tool_calls' }), { data: '[DONE]' }] };
+    const res = await chat('chunked', { stream: true });
+    const chunks = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    const argsAt = chunks.map((c, i) => (c.choices?.[0]?.delta?.tool_calls?.some((t: any) => t.function?.arguments) ? i : -1)).filter((i) => i >= 0);
+    const finishAt = chunks.findIndex((c) => c.choices?.[0]?.finish_reason);
+    const args = chunks.flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []).map((t: any) => t.function?.arguments ?? '').join('');
+    assert.equal(args, '{"city":"Rome"}');
+    assert.ok(argsAt.every((i) => i < finishAt), `arguments in chunks ${argsAt}, the finish in ${finishAt}`);
+  });
+
   // OpenRouter's `native_finish_reason: null` on every choice says nothing: no empty chunk goes out for it.
   test('chunked: a null member beside the delta does not keep held-back chunks', async () => {
     const words = ['The', ' capital', ' of', ' France', ' is', ' Paris', '.'];

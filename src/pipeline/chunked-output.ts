@@ -114,9 +114,13 @@ export class ChunkedOutput {
     // A choice the request did not ask for is refused where chunks are parsed (checkIndexes).
     if (this.choices !== undefined && choice >= this.choices) return undefined;
     if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
+    // Text after a call releases the call's windows first: push does that (releaseLeft).
+    const kind = this.kinds.get(choice);
+    if (kind === 'call') return undefined;
     const quoted = m[2]!;
     const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;
     if (text === '') return undefined;
+    if (kind === undefined) this.kinds.set(choice, 'text');
     let released: string;
     try {
       released = this.step(choice, 'content', text);
