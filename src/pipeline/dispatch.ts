@@ -10,6 +10,7 @@ import type { ClientSignal } from '../http/client-signal.js';
 import { rateHeaders } from '../limits/gate.js';
 import { activatedChat } from '../routing/org-catalogue.js';
 import type { Resolution } from '../routing/resolve-chat.js';
+import type { Circuit } from '../upstream/circuit.js';
 import { runChain, type ChainDeps } from '../upstream/resilient.js';
 import type { ChatOutcome } from '../upstream/upstream.js';
 import type { StreamOutcome } from '../upstream/stream-batches.js';
@@ -18,16 +19,17 @@ import { catalogueFor, targetFor, type Services } from './services.js';
 
 export function chainDeps(svc: Services): ChainDeps {
   return {
-    circuits: svc.circuits,
     isConfigured: (p) => svc.credentials.isConfigured(p),
     target: (e) => targetFor(svc, e),
     retryPolicy: (p) => svc.config.providers.get(p)!.retry,
-    refusing: (e) => {
-      // The circuit runChain would take for targetFor(svc, e) (provider and base URL), found without building the target.
-      const p = svc.config.providers.get(e.provider)!;
-      return p.kind !== 'mock' && svc.circuits.get(e.provider, p.base_url ?? '').refusing();
-    },
+    circuit,
+    refusing: (e) => circuit(e)?.refusing() === true,
   };
+  /** An entry's circuit, by its provider and origin (targetFor's base URL); the in-process mock has none. */
+  function circuit(e: ModelEntry): Circuit | undefined {
+    const p = svc.config.providers.get(e.provider)!;
+    return p.kind === 'mock' ? undefined : svc.circuits.get(e.provider, p.base_url ?? '');
+  }
 }
 
 /**
@@ -47,7 +49,6 @@ function chainOf(svc: Services, org: string, route: Resolution): ModelEntry[] {
   return chain;
 }
 
-/** `skipped`: a rule's pin the organisation has not activated, which the chain starts after. */
 /**
  * The entry a call would start with, as a dry run reports it: the first of the chain whose
  * provider has a credential, as the chain skips the others. Circuits are left out: they

@@ -10,17 +10,18 @@ import type { RetryPolicy } from '../config/resilience-schema.js';
 import type { ModelEntry, UpstreamAttempt, UpstreamTarget } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
-import { CircuitState, isOutage, type Circuits } from './circuit.js';
+import { CircuitState, isOutage, type Circuit } from './circuit.js';
 import { Deadline, isRetryable, withRetry } from './retry.js';
 
 export interface ChainDeps {
-  circuits: Circuits;
   isConfigured(provider: string): boolean;
   target(entry: ModelEntry): UpstreamTarget;
   retryPolicy(provider: string): RetryPolicy;
+  /** The circuit breaker of `entry`'s upstream; none for the in-process mock. */
+  circuit(entry: ModelEntry): Circuit | undefined;
   /**
-   * Whether the circuit the chain would consult for `entry` refuses a call now, read
-   * without taking its probe. Not used by the chain: the `auto` picker asks it first.
+   * Whether that circuit refuses a call now, read without taking its probe. Not used
+   * by the chain: the `auto` picker asks it first.
    */
   refusing(entry: ModelEntry): boolean;
   /** Injectable jitter, for tests that bound the waits. */
@@ -69,7 +70,7 @@ export async function runChain<T>(
       const skip = (status: number) => attempts.push({ provider: entry.provider, model: entry.id, status, latency_ms: 0 });
       if (!deps.isConfigured(entry.provider)) { skip(409); continue; }
       const target = deps.target(entry);
-      const circuit = target.kind === 'mock' ? undefined : deps.circuits.get(target.provider, target.baseUrl);
+      const circuit = deps.circuit(entry);
       const ticket = circuit?.allow();
       if (circuit && !ticket) { skip(503); continue; }
       anyTried = true;
