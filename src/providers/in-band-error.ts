@@ -2,7 +2,8 @@
 // after a 200 head, so its status is read off the error itself: a numeric code
 // (vLLM and Gemini put the HTTP status there), else its type or google.rpc
 // status. One that says nothing known is the provider's own failure, a 500.
-import type { InBandError, UpstreamErrorDetails } from '../domain.js';
+import type { InBandError, StreamEvent, UpstreamErrorDetails } from '../domain.js';
+import { isObj } from './json-shape.js';
 
 const BY_NAME: Record<string, number> = {
   // OpenAI's and Anthropic's error types, and OpenAI's codes that name a status.
@@ -49,4 +50,14 @@ function statusOf(error: Record<string, unknown>): number {
 export function inBandError(error: Record<string, unknown>, details: (status: number) => UpstreamErrorDetails): InBandError {
   const status = statusOf(error);
   return { status, details: details(status) };
+}
+
+/**
+ * The error event for a chat stream's in-band error: `error` as the provider
+ * sent it, read with `details`, the adapter's reading of an error body, since
+ * the event's whole `data` reads as one.
+ */
+export function inBandErrorEvent(error: unknown, data: string, details: (status: number, body: string) => UpstreamErrorDetails): StreamEvent[] {
+  const upstream = inBandError(isObj(error) ? error : {}, (status) => details(status, data));
+  return [{ type: 'error', message: upstream.details.message, upstream }];
 }

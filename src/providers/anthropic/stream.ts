@@ -8,8 +8,7 @@
 // message_start, the running output in message_delta) and is sent once, on a
 // final chunk with empty choices, at message_stop.
 import type { ChunkChoice, Delta, StreamEvent, StreamTranslator } from '../../domain.js';
-import { inBandError } from '../in-band-error.js';
-import { isObj } from '../json-shape.js';
+import { inBandErrorEvent } from '../in-band-error.js';
 import { errorDetails } from './errors.js';
 import { finishReason, unknownBlock } from './response.js';
 import { JSON_TOOL } from './tools.js';
@@ -92,11 +91,8 @@ export function streamTranslator(): StreamTranslator {
         }
         case 'message_stop':
           return [{ type: 'chunk', chunk: { choices: [], usage: openaiUsage(usage) } }, { type: 'done' }];
-        case 'error': {
-          // The event's data reads as Anthropic's error body does.
-          const upstream = inBandError(isObj(ev.error) ? ev.error : {}, (status) => errorDetails(status, data));
-          return [{ type: 'error', message: upstream.details.message, upstream }];
-        }
+        case 'error':
+          return inBandErrorEvent(ev.error, data, errorDetails);
         default:
           // Event types added after this was written (Anthropic's versioning policy allows new ones).
           return NOTHING;

@@ -9,7 +9,7 @@
 // `{error: {code, message, status}}`.
 import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
-import { inBandError } from '../in-band-error.js';
+import { inBandErrorEvent } from '../in-band-error.js';
 import { isObj } from '../json-shape.js';
 import { errorDetails } from './errors.js';
 import { isSpace, stringEnd } from '../json-scan.js';
@@ -144,11 +144,7 @@ export function streamTranslator(): StreamTranslator {
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
-      if (chunk.error) {
-        // The event's data reads as the provider's error body does.
-        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, (status) => errorDetails(status, data));
-        return [{ type: 'error', message: upstream.details.message, upstream }];
-      }
+      if (chunk.error) return inBandErrorEvent(chunk.error, data, errorDetails);
       if (chunk.usageMetadata) { usage = chunk.usageMetadata; usageRaw = undefined; }
       const out: StreamEvent[] = [];
       if (Array.isArray(chunk.candidates) && chunk.candidates.length > 0) {

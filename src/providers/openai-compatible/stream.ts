@@ -8,7 +8,7 @@
 // and the usage chunk, whose usage object alone is parsed. Chunks that carry
 // an error, or whose head differs, are always parsed.
 import type { ChatChunk, PlainHead, StreamEvent, StreamTranslator, Usage } from '../../domain.js';
-import { inBandError } from '../in-band-error.js';
+import { inBandErrorEvent } from '../in-band-error.js';
 import { isObj } from '../json-shape.js';
 import { errorDetails } from './errors.js';
 import { flatCopy } from '../../flat-copy.js';
@@ -73,11 +73,7 @@ export function streamTranslator(): StreamTranslator {
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
       if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
-      if (chunk.error) {
-        // The event's data reads as the provider's error body does.
-        const upstream = inBandError(isObj(chunk.error) ? chunk.error : {}, (status) => errorDetails(status, data));
-        return [{ type: 'error', message: upstream.details.message, upstream }];
-      }
+      if (chunk.error) return inBandErrorEvent(chunk.error, data, errorDetails);
       // The head this chunk's text begins with, when it has one: its line is then written as a plain
       // chunk's is, without searching the text for its id and model.
       let begins: PlainHead | undefined;
