@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, chatBody, MGMT_UPSTREAM_ENV, twoProviders } from './helpers/management.js';
+import { call, chatBody, MGMT_UPSTREAM_ENV, TWO_MODELS, twoProviders } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -30,10 +30,7 @@ describe('auto routes around open circuits', () => {
       config: {
         upstream: { circuit: { consecutive_failures: 2, open_ms: OPEN_MS } },
         providers: twoProviders(a, b, { max_attempts: 1 }, { max_attempts: 1 }),
-        models: [
-          { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
-          { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
-        ],
+        models: TWO_MODELS,
         organizations: [{ id: 'acme', models: ['a-model', 'b-model'] }],
       },
       env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },

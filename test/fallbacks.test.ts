@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import { sleep } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { call, chatBody, MGMT_UPSTREAM_ENV, twoProviders, UNSET_ENV } from './helpers/management.js';
+import { call, chatBody, MGMT_UPSTREAM_ENV, TWO_MODELS, twoProviders, UNSET_ENV } from './helpers/management.js';
 import { circuitSchema } from '../src/config/resilience-schema.js';
 import { Circuit, Circuits, isOutage } from '../src/upstream/circuit.js';
 import { GatewayError } from '../src/errors.js';
@@ -39,13 +39,11 @@ describe('fallbacks and circuits', () => {
         auth: { cache_ttl_ms: 500 },
         upstream: { circuit: { consecutive_failures: 4, open_ms: OPEN_MS } },
         providers: {
-          pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
-          pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
+          ...twoProviders(a, b, retry, retry),
           off: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: UNSET_ENV },
         },
         models: [
-          { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
-          { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
+          ...TWO_MODELS,
           { id: 'c-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 3, completion: 3 } },
           { id: 'off-model', provider: 'off', context_window: 8_000, pricing: { prompt: 0, completion: 0 } },
         ],
@@ -299,10 +297,7 @@ describe('one deadline for the whole request, fallbacks included', () => {
     gw = await startGateway({
       config: {
         providers: twoProviders(a, b, { max_attempts: 1, deadline_ms: DEADLINE_MS }, { max_attempts: 2, base_delay_ms: 5, max_delay_ms: 10, deadline_ms: DEADLINE_MS }),
-        models: [
-          { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
-          { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
-        ],
+        models: TWO_MODELS,
         organizations: [{ id: 'acme', models: ['a-model', 'b-model'], auto_preference: ['a-model', 'b-model'], fallbacks: [{ provider: 'pb', model: 'b-model' }] }],
       },
       env: { [MGMT_UPSTREAM_ENV]: OPENAI_MOCK_KEY },

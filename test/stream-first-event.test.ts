@@ -12,7 +12,7 @@ import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/opena
 import { startAnthropicMock, ANTHROPIC_MOCK_KEY } from './mocks/anthropic-mock.js';
 import type { MockUpstream, Transcript } from './mocks/mock-server.js';
 import { startGateway, HTTP_KINDS, type TestGateway } from './helpers/gateway.js';
-import { MGMT_UPSTREAM_ENV } from './helpers/management.js';
+import { MGMT_UPSTREAM_ENV, TWO_MODELS, twoProviders } from './helpers/management.js';
 import { stopTestPostgres } from './helpers/pg.js';
 
 after(stopTestPostgres);
@@ -40,13 +40,11 @@ for (const http of HTTP_KINDS) {
         http,
         config: {
           providers: {
-            pa: { kind: 'openai', base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
-            pb: { kind: 'openai', base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry },
+            ...twoProviders(a, b, retry, retry),
             ant: { kind: 'anthropic', base_url: `${ant.url}/v1`, api_key_env: ANT_ENV, retry: { ...retry, max_attempts: 1 } },
           },
           models: [
-            { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
-            { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
+            ...TWO_MODELS,
             { id: 'claude-x', provider: 'ant', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
           ],
           organizations: [

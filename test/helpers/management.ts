@@ -31,6 +31,12 @@ export async function call(base: string, key: string | undefined, method: string
 }
 
 /** Providers `pa` and `pb` on two mock upstreams, each with its own retry policy. */
+/** A model on each of twoProviders' upstreams: a-model on pa, b-model on pb, the dearer. */
+export const TWO_MODELS = [
+  { id: 'a-model', provider: 'pa', context_window: 8_000, pricing: { prompt: 1, completion: 1 } },
+  { id: 'b-model', provider: 'pb', context_window: 8_000, pricing: { prompt: 2, completion: 2 } },
+];
+
 export const twoProviders = (a: { url: string }, b: { url: string }, retryA: Record<string, number>, retryB: Record<string, number>) => ({
   pa: { kind: 'openai' as const, base_url: `${a.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryA },
   pb: { kind: 'openai' as const, base_url: `${b.url}/v1`, api_key_env: MGMT_UPSTREAM_ENV, retry: retryB },
