@@ -15,6 +15,7 @@ export const ERRORS = {
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such object.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'Unknown path.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed on this path.' },
+  method_not_implemented: { status: 501, type: 'invalid_request_error', message: 'No path here takes this method.' },
   invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.' },
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The body is not valid JSON.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, Agent } from 'node:http';
 import { HTTP_KINDS, startGateway, type TestGateway } from './helpers/gateway.js';
 import { stopTestPostgres } from './helpers/pg.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 after(stopTestPostgres);
 
@@ -93,6 +94,20 @@ for (const http of HTTP_KINDS) {
       assert.equal((await raw(gw.url, { method: 'DELETE', path: '/v1/models' })).headers.allow, 'GET, HEAD');
       // JSON is never read as a page: the 404 echoes the caller's path.
       assert.equal(missing.headers['x-content-type-options'], 'nosniff');
+    });
+
+    test('a method no path takes is 501 as JSON on both front ends, whatever its case or path', async () => {
+      // FOO never reaches node's router (its parser refuses it), PROPFIND and `get` do on uWS: one answer for all.
+      for (const [method, path] of [['FOO', '/v1/models'], ['PROPFIND', '/v1/chat/completions'], ['get', '/healthz'], ['OPTIONS', '/v2/nothing']] as const) {
+        const { text } = await rawExchange(gw.url, `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        assert.match(text, /^HTTP\/1\.1 501 Not Implemented\r\n/, `${method} ${path}`);
+        assert.match(text, /\r\nx-request-id: req_/i);
+        const rest = text.slice(text.indexOf('\r\n\r\n') + 4);
+        // node frames the router's answer in chunks, uWS with a length.
+        const body = JSON.parse(/\r\ntransfer-encoding: chunked\r\n/i.test(text) ? rest.split('\r\n')[1]! : rest);
+        assert.equal(body.error.code, 'method_not_implemented', `${method} ${path}`);
+        assert.equal(body.error.type, 'invalid_request_error');
+      }
     });
 
     test('health and metrics endpoints answer without a key, and HEAD as GET without the body', async () => {

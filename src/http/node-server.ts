@@ -7,7 +7,7 @@ import { newRequestId } from '../pipeline/request-context.js';
 import { BodyCollector, clientLeft, EMPTY_BODY } from './body-collector.js';
 import { ClientSignal } from './client-signal.js';
 import { requestHeaders } from './request-headers.js';
-import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions } from './types.js';
+import { DEFAULT_TIMEOUTS, guarded, type GatewayRequest, type GatewayResponse, type HeaderList, type HttpServer, type RequestHandler, type ServerOptions, statusLine } from './types.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH']);
 /** List headers, whose lines join into one list: every line's items count, so the joined value is read. */
@@ -107,13 +107,15 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
  */
 function onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
   if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { socket.destroy(); return; }
-  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.';
+  // A method node's parser does not know is refused here; uWS hands it on and the router answers 501, so this does too.
+  const error = err.code === 'HPE_INVALID_METHOD' ? new GatewayError('method_not_implemented', 'The request\'s method is not one this gateway takes.')
+    : new GatewayError('invalid_request', err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.');
   const requestId = newRequestId();
-  const body = errorBody(new GatewayError('invalid_request', message), requestId);
+  const body = errorBody(error, requestId);
   // A HEAD answer has no body, even this one: the client would read it as the start of a next response.
   const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   // Destroyed once written: a client that never closes its side would otherwise hold the socket.
-  socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`, () => socket.destroy());
+  socket.end(`HTTP/1.1 ${statusLine(error.status)}\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${head ? '' : body}`, () => socket.destroy());
 }
 
 export function createNodeServer(handler: RequestHandler, opts: ServerOptions): HttpServer {

@@ -82,7 +82,7 @@ export const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict',
   413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error', 502: '502 Bad Gateway',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented', 502: '502 Bad Gateway',
   503: '503 Service Unavailable', 504: '504 Gateway Timeout',
 };
 

@@ -145,7 +145,8 @@ export function copyChunk(ab: ArrayBuffer): Buffer {
 }
 
 function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts: ServerOptions): GatewayRequest {
-  const method = req.getCaseSensitiveMethod().toUpperCase();
+  // Methods are case-sensitive (RFC 9110 9.1): `get` is not GET, as node's parser holds too.
+  const method = req.getCaseSensitiveMethod();
   response.isHead = method === 'HEAD';
   // uWS answers '' for a header the request lacks; an empty one is read as absent too.
   const headers = requestHeaders((name) => req.getHeader(REQUEST_HEADER_BYTES[name]) || undefined);

@@ -68,6 +68,8 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     if (same) same.push(r);
     else exact.set(r.pattern, [r]);
   }
+  // RFC 9110 9.1: a method no path takes is a 501, not a 405, whatever the path.
+  const known = new Set(compiled.map((r) => r.method)).add('HEAD');
   const budgetMs = svc.config.server.turn_budget_ms;
   const turn = budgetMs > 0 ? new TurnBudget(budgetMs, () => svc.metrics.requestsDeferred.inc()) : undefined;
 
@@ -107,6 +109,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     const hit = paramRouteFor(req.method, segs)
       ?? (req.method === 'HEAD' ? exactFor('GET', req.path) ?? paramRouteFor('GET', segs) : undefined);
     if (hit) return hit;
+    if (!known.has(req.method)) return new GatewayError('method_not_implemented', `${req.method.slice(0, 20)} is not a method this gateway takes.`);
     const allowed = new Set<string>();
     for (const r of compiled) if (match(r.parts, segs)) allowed.add(r.method).add(r.method === 'GET' ? 'HEAD' : r.method);
     // A 405 names the methods the path has (RFC 9110 asks for Allow), so a client can tell a typo from a wrong verb.
