@@ -96,6 +96,34 @@ for (const http of HTTP_KINDS) {
       assert.equal(missing.headers['x-content-type-options'], 'nosniff');
     });
 
+    test('the console revalidates: a matching If-None-Match is a 304 with no body, and the connection serves the next request', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const page = await raw(gw.url, { method: 'GET', path: '/ui', agent });
+        assert.equal(page.status, 200);
+        const etag = String(page.headers.etag);
+        assert.match(etag, /^"[^"]+"$/);
+        for (const [method, tag] of [['GET', etag], ['GET', `"nope", W/${etag}`], ['GET', '*'], ['HEAD', etag]] as const) {
+          const again = await raw(gw.url, { method, path: '/ui', headers: { 'if-none-match': tag }, agent });
+          assert.equal(again.status, 304, `${method} ${tag}`);
+          assert.equal(again.body, '');
+          assert.equal(again.headers.etag, etag);
+          assert.equal(again.headers['cache-control'], 'no-cache');
+          assert.equal(again.headers['content-security-policy'], page.headers['content-security-policy']);
+          assert.equal(again.headers['content-length'], undefined, 'a 304 does not say the page is empty');
+        }
+        const changed = await raw(gw.url, { method: 'GET', path: '/ui', headers: { 'if-none-match': '"an-older-page"' }, agent });
+        assert.equal(changed.status, 200);
+        assert.equal(changed.body, page.body);
+        // The 304s left the pooled connection good: this request is answered on it.
+        const next = await raw(gw.url, { method: 'GET', path: '/healthz', agent });
+        assert.equal(next.status, 200);
+        assert.equal(next.reused, true);
+      } finally {
+        agent.destroy();
+      }
+    });
+
     test('a method no path takes is 501 as JSON on both front ends, whatever its case or path', async () => {
       // FOO never reaches node's router (its parser refuses it), PROPFIND and `get` do on uWS: one answer for all.
       for (const [method, path] of [['FOO', '/v1/models'], ['PROPFIND', '/v1/chat/completions'], ['get', '/healthz'], ['OPTIONS', '/v2/nothing']] as const) {

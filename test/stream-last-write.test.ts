@@ -75,7 +75,7 @@ describe('a stream\'s last upstream batch leaves with its end', () => {
       res = new RecordingResponse(done);
       handler({
         method: 'POST', path, query: '',
-        headers: requestHeaders((name) => (name === 'authorization' ? `Bearer ${key}` : undefined)),
+        headers: requestHeaders((name) => (name === 'authorization' ? `Bearer ${key}` : undefined), false),
         body: () => Promise.resolve(Buffer.from(JSON.stringify(body))),
       }, res);
     });

@@ -78,7 +78,7 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
     const v = req.headers[name];
     if (typeof v === 'string' && v.includes(',') && !LIST_HEADERS.has(name)) return req.headersDistinct[name]?.[0] || undefined;
     return (Array.isArray(v) ? v[0] : v) || undefined;
-  });
+  }, method === 'GET' || method === 'HEAD');
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {
     const len = headers['content-length'];

@@ -8,7 +8,7 @@
 // makes reading any other one a compile error.
 export const REQUEST_HEADERS = [
   'authorization', 'content-length', 'connection', 'host', 'accept-encoding', 'x-forwarded-proto',
-  'gateway-dry-run', 'gateway-trace',
+  'gateway-dry-run', 'gateway-trace', 'if-none-match',
 ] as const;
 
 export type RequestHeaderName = (typeof REQUEST_HEADERS)[number];
@@ -19,9 +19,11 @@ export type RequestHeaders = Readonly<Record<RequestHeaderName, string | undefin
 /**
  * The headers from `get` (a server's lookup by lower-case name), as one object
  * literal: every request's headers have the same hidden class, so the stages
- * that read them stay monomorphic.
+ * that read them stay monomorphic. `If-None-Match` is read only for a GET or
+ * HEAD (`cacheable`): only the console's files answer it, and a completion
+ * should not pay the lookup.
  */
-export function requestHeaders(get: (name: RequestHeaderName) => string | undefined): RequestHeaders {
+export function requestHeaders(get: (name: RequestHeaderName) => string | undefined, cacheable: boolean): RequestHeaders {
   return {
     authorization: get('authorization'),
     'content-length': get('content-length'),
@@ -31,5 +33,6 @@ export function requestHeaders(get: (name: RequestHeaderName) => string | undefi
     'x-forwarded-proto': get('x-forwarded-proto'),
     'gateway-dry-run': get('gateway-dry-run'),
     'gateway-trace': get('gateway-trace'),
+    'if-none-match': cacheable ? get('if-none-match') : undefined,
   };
 }

@@ -88,7 +88,8 @@ class UwsResponse implements GatewayResponse {
       // response waiting for that body, so the connection's next request is never answered; given
       // only the close flag, it reads the missing length as 2^63. RFC 9110 lets the length go
       // unsaid, and uWS closes after a request that said `Connection: close` by itself.
-      if (this.isHead) this.res.endWithoutBody();
+      // A 304 has no body either, and its length, if said, would be the page's (RFC 9110 8.6).
+      if (this.isHead || status === 304) this.res.endWithoutBody();
       else if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
       else this.res.end(body ?? '', this.closeAfter);
     });
@@ -149,7 +150,7 @@ function accept(res: HttpResponse, req: HttpRequest, response: UwsResponse, opts
   const method = req.getCaseSensitiveMethod();
   response.isHead = method === 'HEAD';
   // uWS answers '' for a header the request lacks; an empty one is read as absent too.
-  const headers = requestHeaders((name) => req.getHeader(REQUEST_HEADER_BYTES[name]) || undefined);
+  const headers = requestHeaders((name) => req.getHeader(REQUEST_HEADER_BYTES[name]) || undefined, method === 'GET' || response.isHead);
   if (headers.connection !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(headers.connection)) response.closeAfter = true;
   let body = EMPTY_BODY;
   if (HAS_BODY.has(method)) {

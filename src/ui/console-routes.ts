@@ -32,25 +32,46 @@ function assets(): ConsoleAssets | undefined {
 
 const notBuilt = () => new GatewayError('route_not_found', 'The console is not built: run `npm run build`, which bundles ui/ into dist/ui/.');
 
-function serve(a: Asset, acceptEncoding: string | undefined, requestId: string, res: Parameters<Handler>[3]): void {
-  // As RFC 9110 reads the header: `gzip;q=0` refuses it, and `GZIP` or `*` accepts it.
-  const gzip = a.gzip && new Negotiator({ headers: { 'accept-encoding': acceptEncoding ?? '' } }).encoding(['gzip', 'identity']) === 'gzip';
-  res.send(200, [
-    ['content-type', a.type],
+/**
+ * RFC 9110 13.1.2: If-None-Match compares weakly (a `W/` tag matches its strong twin) and `*`
+ * matches any. The page is `no-cache`, so a browser revalidates it on every load: a match is a 304
+ * with no body, not the page again.
+ */
+function unchanged(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  for (const tag of ifNoneMatch.split(',')) {
+    const t = tag.trim();
+    if (t === '*' || (t.startsWith('W/') ? t.slice(2) : t) === etag) return true;
+  }
+  return false;
+}
+
+function serve(a: Asset, req: Parameters<Handler>[2], requestId: string, res: Parameters<Handler>[3]): number {
+  const validators: HeaderList = [
     ['cache-control', a.immutable ? 'public, max-age=31536000, immutable' : 'no-cache'],
     ['etag', a.etag],
     ['vary', 'accept-encoding'],
     ['x-request-id', requestId],
-    ...(gzip ? [['content-encoding', 'gzip'] as const] : []),
     ...SECURITY_HEADERS,
+  ];
+  if (unchanged(req.headers['if-none-match'], a.etag)) {
+    res.send(304, validators);
+    return 304;
+  }
+  // As RFC 9110 reads the header: `gzip;q=0` refuses it, and `GZIP` or `*` accepts it.
+  const gzip = a.gzip && new Negotiator({ headers: { 'accept-encoding': req.headers['accept-encoding'] ?? '' } }).encoding(['gzip', 'identity']) === 'gzip';
+  res.send(200, [
+    ['content-type', a.type],
+    ...validators,
+    ...(gzip ? [['content-encoding', 'gzip'] as const] : []),
   ], gzip ? a.gzip : a.body);
+  return 200;
 }
 
 const consolePage: Handler = async (_svc, ctx, req, res) => {
   const a = assets();
   if (!a) throw notBuilt();
-  ctx.trace.status_code = 200;
-  serve(a.index, req.headers['accept-encoding'], ctx.requestId, res);
+  ctx.trace.status_code = serve(a.index, req, ctx.requestId, res);
 };
 
 const consoleAsset: Handler = async (_svc, ctx, req, res, [name]) => {
@@ -58,8 +79,7 @@ const consoleAsset: Handler = async (_svc, ctx, req, res, [name]) => {
   if (!a) throw notBuilt();
   const file = a.assets.get(name!);
   if (!file) throw new GatewayError('route_not_found', 'No such console file.');
-  ctx.trace.status_code = 200;
-  serve(file, req.headers['accept-encoding'], ctx.requestId, res);
+  ctx.trace.status_code = serve(file, req, ctx.requestId, res);
 };
 
 /** HEAD is served as GET without the body, as on every GET route (handle-request.ts). */
