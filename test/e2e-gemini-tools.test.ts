@@ -119,6 +119,36 @@ for (const http of HTTP_KINDS) {
       assert.equal(gem.requests.length, before);
     });
 
+    test('parallel calls with Gemini\'s ids: each result goes back with its call\'s id, in call order, whatever order the caller answers in', async () => {
+      gem.replay = { status: 200, json: {
+        candidates: [{ index: 0, finishReason: 'STOP', content: { role: 'model', parts: [
+          { functionCall: { id: 'fc-1', name: 'get_weather', args: { location: 'Paris' } }, thoughtSignature: 'SIG1' },
+          { functionCall: { id: 'fc-2', name: 'get_weather', args: { location: 'Rome' } } },
+        ] } }],
+        usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 6, totalTokenCount: 11 },
+      } };
+      const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris and Rome?' }];
+      let assistant;
+      try {
+        assistant = (await client.chat.completions.create({ model: MODEL, messages, tools: [weather] })).choices[0]!.message;
+      } finally {
+        gem.replay = undefined;
+      }
+      assert.deepEqual(assistant.tool_calls!.map((c) => c.id), ['fc-1', 'fc-2']);
+      // Rome's result comes back first, as a caller running both at once may send it.
+      messages.push(assistant, { role: 'tool', tool_call_id: 'fc-2', content: 'rainy' }, { role: 'tool', tool_call_id: 'fc-1', content: 'sunny' });
+      await client.chat.completions.create({ model: MODEL, messages, tools: [weather] });
+      const contents = gem.requests.at(-1)!.body.contents;
+      assert.deepEqual(contents[1].parts, [
+        { functionCall: { id: 'fc-1', name: 'get_weather', args: { location: 'Paris' } }, thoughtSignature: 'SIG1' },
+        { functionCall: { id: 'fc-2', name: 'get_weather', args: { location: 'Rome' } } },
+      ]);
+      assert.deepEqual(contents[2].parts, [
+        { functionResponse: { id: 'fc-1', name: 'get_weather', response: { content: 'sunny' } } },
+        { functionResponse: { id: 'fc-2', name: 'get_weather', response: { content: 'rainy' } } },
+      ]);
+    });
+
     test('n: 2 gives two choices, JSON and stream', async () => {
       const r = await client.chat.completions.create({ model: MODEL, n: 2, messages: [{ role: 'user', content: 'two of these' }] });
       assert.deepEqual(r.choices.map((c) => [c.index, c.message.content, c.finish_reason]), [[0, 'two of these', 'stop'], [1, 'two of these', 'stop']]);

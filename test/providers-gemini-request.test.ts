@@ -175,10 +175,35 @@ describe('gemini request: messages', () => {
       { role: 'user', parts: [{ text: 'look' }, { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
         { fileData: { mimeType: 'image/jpeg', fileUri: 'https://example.com/cat.JPG?size=2' } }, { inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } },
         { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } }] },
-      { role: 'model', parts: [{ text: 'calling' }, { functionCall: { name: 'get_weather', args: { location: 'Paris' } }, thoughtSignature: 'sig==' },
-        { functionCall: { name: 'get_time', args: {} } }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'get_time', response: { content: 'noon' } } },
-        { functionResponse: { name: 'get_weather', response: { temp: 21 } } }, { text: 'thanks' }] },
+      { role: 'model', parts: [{ text: 'calling' }, { functionCall: { id: 'call_a', name: 'get_weather', args: { location: 'Paris' } }, thoughtSignature: 'sig==' },
+        { functionCall: { id: 'call_b', name: 'get_time', args: {} } }] },
+      // In call order, though call_b was answered first.
+      { role: 'user', parts: [{ functionResponse: { id: 'call_a', name: 'get_weather', response: { temp: 21 } } },
+        { functionResponse: { id: 'call_b', name: 'get_time', response: { content: 'noon' } } }, { text: 'thanks' }] },
+    ]);
+  });
+
+  it('an id sluice derived (Gemini gave none) is not sent; answers still go in call order, per assistant turn', () => {
+    const derived = (n: number) => `call_${String(n).repeat(22)}`;
+    const call = (id: string, name: string) => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
+    const b = body(chat([
+      user,
+      { role: 'assistant', content: null, tool_calls: [call(derived(1), 'one'), call(derived(2), 'two'), call(derived(3), 'three')] },
+      { role: 'tool', tool_call_id: derived(3), content: 'c' },
+      { role: 'tool', tool_call_id: derived(1), content: 'a' },
+      { role: 'tool', tool_call_id: derived(2), content: 'b' },
+      { role: 'assistant', content: null, tool_calls: [call(derived(4), 'four'), call(derived(5), 'five')] },
+      { role: 'tool', tool_call_id: derived(5), content: 'e' },
+      { role: 'user', content: 'and?' },
+      { role: 'tool', tool_call_id: derived(4), content: 'd' },
+    ]));
+    const answer = (name: string, content: string) => ({ functionResponse: { name, response: { content } } });
+    assert.deepEqual(b.contents.slice(1), [
+      { role: 'model', parts: [{ functionCall: { name: 'one', args: {} } }, { functionCall: { name: 'two', args: {} } }, { functionCall: { name: 'three', args: {} } }] },
+      { role: 'user', parts: [answer('one', 'a'), answer('two', 'b'), answer('three', 'c')] },
+      { role: 'model', parts: [{ functionCall: { name: 'four', args: {} } }, { functionCall: { name: 'five', args: {} } }] },
+      // A text between two answers keeps its place: only answers standing together are put in order.
+      { role: 'user', parts: [answer('five', 'e'), { text: 'and?' }, answer('four', 'd')] },
     ]);
   });
 

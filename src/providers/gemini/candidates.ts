@@ -54,6 +54,9 @@ export function toolCallId(part: Json, responseId: unknown, candidate: number, k
   return `call_${h.slice(0, 22)}`;
 }
 
+/** Whether `id` is one toolCallId derived (Gemini gave none): such an id means nothing to Gemini. */
+export const isDerivedCallId = (id: string): boolean => /^call_[\w-]{22}$/.test(id);
+
 /** An OpenAI tool call for a functionCall part; the thought signature rides along as Google's compatibility layer carries it. */
 export function toolCall(part: Json, id: string): ToolCall {
   const fc = part.functionCall;
