@@ -111,6 +111,18 @@ for (const http of HTTP_KINDS) {
         assert.deepEqual(call.function.parsed_arguments, PARIS);
       });
 
+      test(`${label}: the stream() helper's final message goes back as the next turn's history, with the SDK's parses on it`, async () => {
+        const final = await client.chat.completions.stream({ model: p().model, messages: ask, tools: [weather] }).finalChatCompletion();
+        const message = final.choices[0]!.message;
+        const call = message.tool_calls![0]!;
+        // What the SDK adds to what it hands back: its parse of the content and of the arguments.
+        assert.ok('parsed' in message && call.type === 'function' && 'parsed_arguments' in call.function, JSON.stringify(message));
+        const second = await client.chat.completions.create({
+          model: p().model, messages: [...ask, message, { role: 'tool', tool_call_id: call.id, content: TOOL_RESULT }], tools: [weather],
+        });
+        assert.equal(second.choices[0]!.message.content, `Tool said: ${TOOL_RESULT}`);
+      });
+
       test(`${label}: .parse() with zodResponseFormat gives the typed object`, async () => {
         const Weather = z.object({ city: z.string(), temperature_c: z.number() });
         // The Gemini mock echoes the prompt; the OpenAI mock builds the same value from the schema; the

@@ -9,6 +9,7 @@
 import type { ChatMessage, ContentPart } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { refuseUnknownMembers, SDK_PARSED_ARGUMENTS, SDK_PARSED_MESSAGE } from '../known-members.js';
 import { contentBlocks } from '../message-content.js';
 
 type Json = Record<string, any>;
@@ -20,14 +21,21 @@ const refuse = (param: string, message: string): never => {
 
 /**
  * Message fields Anthropic has nowhere to put and that change nothing it could
- * honour: `name` (turns have no speaker names), `refusal` (an earlier
- * answer's) and an earlier turn's reasoning text, `reasoning_content` or
- * `reasoning` (Claude resumes from its signed `thinking_blocks`, which are
- * sent). Any other unknown field is refused.
+ * honour: `name` (turns have no speaker names), `refusal` and `annotations`
+ * (an earlier answer's, its citations), an earlier turn's reasoning text,
+ * `reasoning_content` or `reasoning` (Claude resumes from its signed
+ * `thinking_blocks`, which are sent), and the openai SDK's `parsed`. Any other
+ * unknown field is refused.
  */
-const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content', 'reasoning', 'thinking_blocks']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'annotations', 'reasoning_content', 'reasoning', 'thinking_blocks', SDK_PARSED_MESSAGE]);
+/** A call's members: Google's `extra_content` (a Gemini thought signature, in a chain begun there) means nothing to Claude. */
+const CALL_KEYS = new Set(['id', 'type', 'function', 'extra_content']);
+const CALL_FUNCTION_KEYS = new Set(['name', 'arguments', SDK_PARSED_ARGUMENTS]);
+/** `detail` is a resolution hint with no Anthropic counterpart; the model still sees the image. */
+const IMAGE_URL_KEYS = new Set(['url', 'detail']);
 
 function image(p: ContentPart, at: string): Json {
+  if (isObj(p.image_url)) refuseUnknownMembers(p.image_url, IMAGE_URL_KEYS, `${at}.image_url`, 'Anthropic');
   const url = (p.image_url as { url?: unknown } | undefined)?.url;
   if (typeof url !== 'string' || url === '') return refuse(`${at}.image_url.url`, `${at}.image_url.url must be a URL.`);
   if (!url.startsWith('data:')) return { type: 'image', source: { type: 'url', url } };
@@ -61,6 +69,8 @@ function toolUses(m: ChatMessage, i: number): Json[] {
     if (!isObj(call) || call.type !== 'function' || !isObj(call.function) || typeof call.function.name !== 'string' || typeof call.id !== 'string') {
       return refuse(at, `${at} must be a function call with an id and a name.`);
     }
+    refuseUnknownMembers(call, CALL_KEYS, at, 'Anthropic');
+    refuseUnknownMembers(call.function, CALL_FUNCTION_KEYS, `${at}.function`, 'Anthropic');
     let input: unknown;
     try { input = JSON.parse(call.function.arguments || '{}'); } catch { input = undefined; }
     // Anthropic's input is a JSON object; a string or array has nowhere to go.
@@ -86,9 +96,7 @@ export function translateMessages(messages: readonly ChatMessage[]): { system: J
     else out.push({ role, content: [...content] });
   };
   messages.forEach((m, i) => {
-    for (const k of Object.keys(m)) {
-      if (!MESSAGE_KEYS.has(k)) refuse(`messages.${i}.${k}`, `messages.${i}.${k} is not supported for Anthropic models.`);
-    }
+    refuseUnknownMembers(m, MESSAGE_KEYS, `messages.${i}`, 'Anthropic');
     switch (m.role) {
       case 'system':
       case 'developer':

@@ -9,6 +9,7 @@
 // caller's tool can never be mistaken for it.
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { checkNamedToolChoice, checkResponseFormat } from '../known-members.js';
 import { cacheMark } from '../message-content.js';
 
 type Json = Record<string, any>;
@@ -51,7 +52,10 @@ function choice(tc: unknown): Json | undefined {
   if (tc === undefined || tc === null || tc === 'auto') return { type: 'auto' };
   if (tc === 'none') return { type: 'none' };
   if (tc === 'required') return { type: 'any' };
-  if (isObj(tc) && tc.type === 'function' && isObj(tc.function) && typeof tc.function.name === 'string') return { type: 'tool', name: tc.function.name };
+  if (isObj(tc) && tc.type === 'function' && isObj(tc.function) && typeof tc.function.name === 'string') {
+    checkNamedToolChoice(tc, 'Anthropic');
+    return { type: 'tool', name: tc.function.name };
+  }
   return refuse('tool_choice', 'tool_choice must be "auto", "none", "required" or {type: "function", function: {name}}.');
 }
 
@@ -59,6 +63,7 @@ function choice(tc: unknown): Json | undefined {
 function jsonTool(format: unknown): Json | undefined {
   if (format === undefined || format === null) return undefined;
   if (!isObj(format)) return refuse('response_format', 'response_format must be an object.');
+  checkResponseFormat(format, 'Anthropic');
   if (format.type === 'text') return undefined;
   if (format.type === 'json_object') {
     return { name: JSON_TOOL, description: 'Answer with one JSON object.', input_schema: { type: 'object', additionalProperties: true } };

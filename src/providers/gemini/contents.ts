@@ -11,6 +11,7 @@
 import type { ChatMessage } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { refuseUnknownMembers, SDK_PARSED_ARGUMENTS, SDK_PARSED_MESSAGE } from '../known-members.js';
 import { contentBlocks } from '../message-content.js';
 import { isDerivedCallId } from './candidates.js';
 import { mediaPart } from './media.js';
@@ -24,13 +25,17 @@ const refuse = (param: string, message: string): never => {
 
 /**
  * Message fields with no Gemini counterpart that change nothing Gemini could
- * honour: `name` (Gemini turns have no speaker names) and an earlier turn's
- * `reasoning_content` (or `reasoning`, as vLLM and OpenRouter spell it) and
- * `thinking_blocks` (Gemini resumes its reasoning from its own thought
- * signatures, not from the text or Anthropic's signed blocks; a Responses
- * chain begun on Claude carries those). Any other unknown field is refused.
+ * honour: `name` (Gemini turns have no speaker names), an earlier answer's
+ * `annotations` (its citations), an earlier turn's `reasoning_content` (or
+ * `reasoning`, as vLLM and OpenRouter spell it) and `thinking_blocks` (Gemini
+ * resumes its reasoning from its own thought signatures, not from the text or
+ * Anthropic's signed blocks; a Responses chain begun on Claude carries those),
+ * and the openai SDK's `parsed`. Any other unknown field is refused.
  */
-const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'reasoning_content', 'reasoning', 'thinking_blocks']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal', 'annotations', 'reasoning_content', 'reasoning', 'thinking_blocks', SDK_PARSED_MESSAGE]);
+/** A call's members; `extra_content` carries Google's thought signature (below). */
+const CALL_KEYS = new Set(['id', 'type', 'function', 'extra_content']);
+const CALL_FUNCTION_KEYS = new Set(['name', 'arguments', SDK_PARSED_ARGUMENTS]);
 
 function parts(m: ChatMessage, i: number, allowMedia: boolean): Json[] {
   return contentBlocks(m, i, 'Gemini', 'drop', (text) => ({ text }), allowMedia ? mediaPart : undefined);
@@ -50,6 +55,8 @@ function functionCalls(m: ChatMessage, i: number, calls: Map<string, CallSite>):
     if (!isObj(call) || call.type !== 'function' || !isObj(call.function) || typeof call.function.name !== 'string') {
       return refuse(at, `${at} must be a function call with a name.`);
     }
+    refuseUnknownMembers(call, CALL_KEYS, at, 'Gemini');
+    refuseUnknownMembers(call.function, CALL_FUNCTION_KEYS, `${at}.function`, 'Gemini');
     let args: unknown;
     try { args = JSON.parse(call.function.arguments || '{}'); } catch { args = undefined; }
     // Gemini's args are a JSON object (a protobuf Struct); a string or array has nowhere to go.
@@ -102,9 +109,7 @@ export function toContents(messages: ChatMessage[]): { systemInstruction?: Json;
   /** tool_call_id -> its call, from the assistant turns seen so far. */
   const calls = new Map<string, CallSite>();
   messages.forEach((m, i) => {
-    for (const key of Object.keys(m)) {
-      if (!MESSAGE_KEYS.has(key) && m[key] != null) refuse(`messages.${i}.${key}`, `messages.${i}.${key} is not supported for Gemini models.`);
-    }
+    refuseUnknownMembers(m, MESSAGE_KEYS, `messages.${i}`, 'Gemini');
     let role: Content['role'];
     let turn: Json[];
     switch (m.role) {

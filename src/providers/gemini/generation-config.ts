@@ -2,6 +2,7 @@
 import type { ChatRequest } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj, ownEntry } from '../json-shape.js';
+import { checkResponseFormat } from '../known-members.js';
 import { toGeminiSchema } from './schema.js';
 
 type Json = Record<string, any>;
@@ -29,6 +30,7 @@ function withOrdering(s: Json): Json {
 function responseFormat(config: Json, format: unknown): void {
   if (format == null) return;
   const type = isObj(format) ? format.type : undefined;
+  if (isObj(format)) checkResponseFormat(format, 'Gemini');
   if (type === 'text') return;
   if (type === 'json_object') { config.responseMimeType = 'application/json'; return; }
   if (type === 'json_schema' && isObj(format)) {

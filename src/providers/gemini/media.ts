@@ -4,6 +4,7 @@
 import type { ContentPart } from '../../domain.js';
 import { GatewayError } from '../../errors.js';
 import { isObj, ownEntry } from '../json-shape.js';
+import { refuseUnknownMembers } from '../known-members.js';
 
 type Json = Record<string, any>;
 
@@ -35,14 +36,20 @@ function fromUrl(url: unknown, at: string): Json {
 }
 
 /**
- * The Gemini part for an image, audio or file part, or undefined when the part
- * type is not media. `image_url.detail` is a resolution hint: the model still
- * sees the image, so it is not carried (Gemini sets resolution per request).
+ * Each payload's members. `image_url.detail` is a resolution hint: the model
+ * still sees the image, so it is not carried (Gemini sets resolution per
+ * request); a file's `filename` names what the data already is.
  */
+const IMAGE_URL_KEYS = new Set(['url', 'detail']);
+const AUDIO_KEYS = new Set(['data', 'format']);
+const FILE_KEYS = new Set(['file_data', 'filename']);
+
+/** The Gemini part for an image, audio or file part, or undefined when the part type is not media. */
 export function mediaPart(p: ContentPart, at: string): Json | undefined {
   switch (p?.type) {
     case 'image_url': {
       const image = p.image_url;
+      if (isObj(image)) refuseUnknownMembers(image, IMAGE_URL_KEYS, `${at}.image_url`, 'Gemini');
       return fromUrl(isObj(image) ? image.url : image, `${at}.image_url.url`);
     }
     case 'input_audio': {
@@ -50,11 +57,15 @@ export function mediaPart(p: ContentPart, at: string): Json | undefined {
       if (!isObj(audio) || typeof audio.data !== 'string' || (audio.format !== 'wav' && audio.format !== 'mp3')) {
         return refuse(`${at}.input_audio`, `${at}.input_audio must hold base64 data and a format of "wav" or "mp3".`);
       }
+      refuseUnknownMembers(audio, AUDIO_KEYS, `${at}.input_audio`, 'Gemini');
       return { inlineData: { mimeType: `audio/${audio.format}`, data: audio.data } };
     }
     case 'file': {
       const file = p.file as Json | undefined;
-      if (isObj(file) && typeof file.file_data === 'string') return fromDataUrl(file.file_data, `${at}.file.file_data`);
+      if (isObj(file) && typeof file.file_data === 'string') {
+        refuseUnknownMembers(file, FILE_KEYS, `${at}.file`, 'Gemini');
+        return fromDataUrl(file.file_data, `${at}.file.file_data`);
+      }
       // A file_id names a file in OpenAI's storage, which Gemini cannot read.
       return refuse(`${at}.file`, `${at}.file must carry file_data; OpenAI file ids cannot be read by Gemini models.`);
     }

@@ -2,6 +2,7 @@
 // `tools: [{functionDeclarations}]` and `toolConfig.functionCallingConfig`.
 import { GatewayError } from '../../errors.js';
 import { isObj } from '../json-shape.js';
+import { checkNamedToolChoice } from '../known-members.js';
 import { cacheMark } from '../message-content.js';
 import { toGeminiSchema } from './schema.js';
 
@@ -72,7 +73,10 @@ export function toolConfig(raw: Json, tools: Json[] | undefined): Json | undefin
   if (choice === 'auto') config = { mode: 'AUTO' };
   else if (choice === 'none') config = { mode: 'NONE' };
   else if (choice === 'required') config = { mode: 'ANY' };
-  else if (isObj(choice) && choice.type === 'function') config = namedChoice(choice.function?.name, 'tool_choice.function.name', declared);
+  else if (isObj(choice) && choice.type === 'function') {
+    checkNamedToolChoice(choice, 'Gemini');
+    config = namedChoice(choice.function?.name, 'tool_choice.function.name', declared);
+  }
   else if (isObj(choice) && choice.type === 'allowed_tools' && isObj(choice.allowed_tools)) {
     const { mode, tools: allowed } = choice.allowed_tools;
     // Gemini limits the functions only while a call is forced (ANY); "auto" over a subset has no equivalent.
