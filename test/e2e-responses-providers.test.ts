@@ -138,4 +138,23 @@ describe('responses API on the Anthropic and Gemini protocols', () => {
     assert.equal(call?.name, 'get_weather');
     assert.deepEqual(JSON.parse(call.arguments), { city: 'Rome' });
   });
+  test('a 400 from the chat translation names the field as the Responses request has it, not its chat twin', async () => {
+    const refused = async (body: Record<string, unknown>, param: string, stream = false) => {
+      const asked = gem.requests.length;
+      await assert.rejects(client.responses.create({ ...body, ...(stream ? { stream: true } : {}) } as any), (e: any) => {
+        assert.equal(e.status, 400, e.message);
+        assert.equal(e.param, param, e.message);
+        assert.ok(!/\b(messages|max_tokens|reasoning_effort|response_format)\b/.test(e.message), e.message);
+        return true;
+      });
+      assert.equal(gem.requests.length, asked, 'refused before the upstream is asked');
+    };
+    const gemini = 'gemini-2.5-flash';
+    await refused({ model: gemini, input: 'hi', reasoning: { effort: 'xhigh' } }, 'reasoning.effort');
+    await refused({ model: gemini, input: 'hi', reasoning: { effort: 'xhigh' } }, 'reasoning.effort', true);
+    await refused({ model: gemini, input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { a: { type: 'nonsense' } } } } } }, 'text.format.schema.properties.a.type');
+    await refused({ model: gemini, input: 'hi', tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'nonsense' } } }, strict: false }] }, 'tools.0.parameters.properties.a.type');
+    // An answer to a call nobody made: named by its item, after a system item and a user turn.
+    await refused({ model: gemini, instructions: 'Be brief.', input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_nobody', output: 'x' }] }, 'input.1');
+  });
 });

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import { completeResponse, ItemIds, responseShell } from '../responses/chat-to-response.js';
 import { itemsToMessages } from '../responses/items-to-messages.js';
-import { toChatRequest } from '../responses/request-to-chat.js';
+import { inResponsesTerms, toChatRequest } from '../responses/request-to-chat.js';
 import { ResponsesEventWriter } from '../responses/stream-events.js';
 import type { ResponseObject } from '../responses/types.js';
 import { collectEvents, oneBatch, STOP, type BatchSink, type SinkResult, type StreamOutcome } from '../upstream/stream-batches.js';
@@ -49,6 +49,15 @@ function shellFor(ctx: RequestContext, p: Prepared): { shell: ResponseObject; id
 
 export async function translatedResponse(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared): Promise<void | typeof HANDED_OFF> {
   const chat = await chatRequestFor(svc, p);
+  try {
+    return await translatedAnswer(svc, ctx, res, p, chat);
+  } catch (err) {
+    // The chat adapters name chat fields; the caller sent a Responses request.
+    throw inResponsesTerms(err, chat);
+  }
+}
+
+async function translatedAnswer(svc: Services, ctx: RequestContext, res: GatewayResponse, p: Prepared, chat: ChatRequest): Promise<void | typeof HANDED_OFF> {
   const promptTokens = estimatePromptTokens(chat.messages, definitionChars(chat.raw));
   if (chat.stream) return translatedStream(svc, ctx, res, p, chat, promptTokens);
   const { completion, sent, headers } = await dispatchChat(svc, ctx, p.route, chat, res.signal);

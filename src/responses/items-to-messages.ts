@@ -85,9 +85,17 @@ export interface Carry { thinking: boolean; extraContent: boolean }
 
 const NOTHING: Carry = { thinking: false, extraContent: false };
 
+/**
+ * The item each message was made from, by the name `param` gave it: a chat
+ * adapter's 400 names a message (`messages.4.tool_call_id`), and the caller
+ * sent items (`input.6`), so the error is given back under the item's name.
+ */
+export const messageOrigin = new WeakMap<ChatMessage, string>();
+
 /** `param(i)` names item i in errors: `input.3`, or the stored conversation. */
 export function itemsToMessages(items: readonly Item[], param: (i: number) => string, carry: Carry = NOTHING): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  const push = (m: ChatMessage, at: string) => { messageOrigin.set(m, at); messages.push(m); };
   /** Thinking blocks of the reasoning just read, for the assistant turn after it. */
   let thinking: unknown[] | undefined;
   const takeThinking = (m: ChatMessage) => {
@@ -116,7 +124,7 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
         if (c.refusal !== undefined) m.refusal = c.refusal;
         if (role === 'assistant') takeThinking(m);
         else thinking = undefined;
-        messages.push(m);
+        push(m, at);
         return;
       }
       case 'function_call': {
@@ -128,14 +136,14 @@ export function itemsToMessages(items: readonly Item[], param: (i: number) => st
         if (extra) call.extra_content = extra;
         let turn = messages.at(-1);
         if (turn?.role === 'assistant' && !turn.refusal) (turn.tool_calls ??= []).push(call);
-        else messages.push(turn = { role: 'assistant', content: null, tool_calls: [call] });
+        else push(turn = { role: 'assistant', content: null, tool_calls: [call] }, at);
         takeThinking(turn);
         return;
       }
       case 'function_call_output': {
         if (typeof item.call_id !== 'string') throw new GatewayError('invalid_request', `${at}.call_id is required.`, { param: `${at}.call_id` });
         thinking = undefined;
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, at) });
+        push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output, at) }, at);
         return;
       }
       case 'reasoning': {

@@ -4,6 +4,7 @@
 // with a 400 naming it: nothing is dropped quietly.
 import type { ChatMessage, ChatRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { messageOrigin } from './items-to-messages.js';
 import { isObj, type Json, type ResponsesRequest } from './types.js';
 
 /**
@@ -111,4 +112,37 @@ export function toChatRequest(req: ResponsesRequest, messages: ChatMessage[]): C
   }
   if (req.stream) body.stream = true;
   return chat;
+}
+
+/** Chat fields toChatRequest made from a Responses field of another name, longest first. */
+const RENAMED: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^max_tokens$/, 'max_output_tokens'],
+  [/^reasoning_effort$/, 'reasoning.effort'],
+  [/^response_format(?:\.json_schema)?(?=\.|$)/, 'text.format'],
+  [/^tools\.(\d+)\.function(?=\.|$)/, 'tools.$1'],
+  [/^tool_choice\.function(?=\.|$)/, 'tool_choice'],
+];
+
+/**
+ * The Responses name of a chat request's `param`, as the caller wrote it: a
+ * message is named by the input item it was made from (or `instructions`, or
+ * `previous_response_id` for a stored turn), and a field by its own name.
+ */
+export function responsesParam(param: string, chat: ChatRequest): string {
+  const msg = /^messages\.(\d+)(?=\.|$)/.exec(param);
+  if (msg) {
+    const m = chat.messages[Number(msg[1])];
+    return (m && messageOrigin.get(m)) ?? (m?.role === 'system' && Number(msg[1]) === 0 ? 'instructions' : 'input');
+  }
+  for (const [from, to] of RENAMED) if (from.test(param)) return param.replace(from, to);
+  return param;
+}
+
+/** `err` with its param in the caller's terms; only the gateway's own 400s name a chat field (a provider's name its own). */
+export function inResponsesTerms(err: unknown, chat: ChatRequest): unknown {
+  if (!(err instanceof GatewayError) || err.code !== 'invalid_request' || err.param === null || err.upstream) return err;
+  const param = responsesParam(err.param, chat);
+  if (param === err.param) return err;
+  const message = err.message.includes(err.param) ? err.message.split(err.param).join(param) : `${param}: ${err.message}`;
+  return new GatewayError('invalid_request', message, { param, cause: err, headers: err.headers });
 }
