@@ -92,6 +92,8 @@ export class GatewayError extends Error {
  */
 const STACK_EXHAUSTED = 'Maximum call stack size exceeded';
 
+const stackExhausted = (err: unknown): boolean => err instanceof RangeError && err.message === STACK_EXHAUSTED;
+
 /**
  * Anything thrown that is not a GatewayError is a bug, and becomes a 500
  * without leaking internals; except exhausted stack, which on the request
@@ -99,10 +101,17 @@ const STACK_EXHAUSTED = 'Maximum call stack size exceeded';
  */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  if (err instanceof RangeError && err.message === STACK_EXHAUSTED) {
-    return new GatewayError('invalid_request', 'The JSON is nested too deeply to be processed.', { cause: err });
-  }
+  if (stackExhausted(err)) return new GatewayError('invalid_request', 'The JSON is nested too deeply to be processed.', { cause: err });
   return new GatewayError('gateway_error', undefined, { cause: err });
+}
+
+/**
+ * `err` as thrown while reading an upstream's answer: exhausted stack there is
+ * the answer's nesting, a 502 as any answer sluice cannot read is, not the
+ * caller's 400. Anything else is left as it is.
+ */
+export function answerFault(err: unknown): unknown {
+  return stackExhausted(err) ? new GatewayError('upstream_error', 'The upstream\'s answer is nested too deeply to be processed.', { cause: err }) : err;
 }
 
 /**

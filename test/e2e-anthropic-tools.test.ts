@@ -128,6 +128,20 @@ for (const http of HTTP_KINDS) {
       assert.equal(claude.requests.length, before);
     });
 
+    test('a tool input nested 100,000 deep is the upstream\'s fault: 502 upstream_error, not the caller\'s 400', async () => {
+      const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+      claude.replay = { text: `{"id":"msg_deep","type":"message","role":"assistant","model":"${MODEL}","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":${deep}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":5}}` };
+      try {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], tools: [weather] }) });
+        const body: any = await res.json();
+        assert.equal(res.status, 502, JSON.stringify(body));
+        assert.equal(body.error.code, 'upstream_error');
+        assert.match(body.error.message, /nested too deeply/);
+      } finally {
+        claude.replay = undefined;
+      }
+    });
+
     test('a 429 keeps its status and type, with Anthropic rate-limit headers under OpenAI names', async () => {
       const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/anthropic/rate-limited.json', import.meta.url), 'utf8'));
       claude.replay = fixture.response;

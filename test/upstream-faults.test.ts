@@ -61,6 +61,8 @@ interface Row {
   huge?: boolean;
 }
 
+const DEEP_CHUNK = `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+
 const ROWS: Row[] = [
   { name: 'connection refused', scenario: { kind: 'hang' }, model: 'dead-model', stream: false, status: 502, code: 'upstream_error', message: /ECONNREFUSED|connection failed/ },
   { name: 'connection refused, stream', scenario: { kind: 'hang' }, model: 'dead-model', stream: true, status: 502, code: 'upstream_error' },
@@ -74,6 +76,11 @@ const ROWS: Row[] = [
   { name: 'drop mid-stream', scenario: { kind: 'drop-mid-stream' }, stream: true, status: 200, code: 'upstream_error', mid: true },
   { name: 'non-JSON data line first', scenario: { kind: 'bad-sse-data', first: true }, stream: true, status: 502, code: 'upstream_error', message: /malformed stream chunk/ },
   { name: 'non-JSON data line mid-stream', scenario: { kind: 'bad-sse-data', first: false }, stream: true, status: 200, code: 'upstream_error', mid: true, message: /malformed stream chunk/ },
+  { name: 'a JSON array as the first data line', scenario: { kind: 'bad-sse-data', first: true, data: '[{"id":"chatcmpl-f","object":"chat.completion.chunk","choices":[]}]' }, stream: true, status: 502, code: 'upstream_error', message: /malformed stream chunk/ },
+  { name: 'a JSON array as a data line mid-stream', scenario: { kind: 'bad-sse-data', first: false, data: '[1,2]' }, stream: true, status: 200, code: 'upstream_error', mid: true, message: /malformed stream chunk/ },
+  // No id to splice behind: the chunk is parsed and written anew, which nesting this deep overflows.
+  { name: 'a chunk nested 100,000 deep first', scenario: { kind: 'bad-sse-data', first: true, data: DEEP_CHUNK }, stream: true, status: 502, code: 'upstream_error', message: /nested too deeply/ },
+  { name: 'a chunk nested 100,000 deep mid-stream', scenario: { kind: 'bad-sse-data', first: false, data: DEEP_CHUNK }, stream: true, status: 200, code: 'upstream_error', mid: true, message: /nested too deeply/ },
   { name: '100 MB JSON, chunked', scenario: { kind: 'huge-json', bytes: HUGE, declared: false }, stream: false, status: 502, code: 'upstream_error', message: /larger than 33554432 bytes/, huge: true },
   { name: '100 MB JSON, declared length', scenario: { kind: 'huge-json', bytes: HUGE, declared: true }, stream: false, status: 502, code: 'upstream_error', message: /larger than 33554432 bytes/, huge: true },
   { name: '100 MB error body', scenario: { kind: 'huge-json', bytes: HUGE, declared: false, status: 500 }, stream: false, status: 502, code: 'upstream_error', message: /error body is larger/, huge: true },

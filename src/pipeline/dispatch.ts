@@ -76,6 +76,7 @@ async function run<T>(
   const attempts: UpstreamAttempt[] = skipped ? [{ provider: skipped.provider, model: skipped.model, status: 409, latency_ms: 0 }] : [];
   try {
     const r = await runChain(svc.deps, chain, signal, op, attempts);
+    ctx.answered = true;
     record(ctx, attempts, chain[0]!, r.entry, skipped);
     return r;
   } catch (err) {

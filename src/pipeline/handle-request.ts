@@ -1,7 +1,7 @@
 // The front door: matches the path, runs the handler, and is the one place
 // that turns a thrown error into a reply, a metric and the trace.
 import type { TraceRecord } from '../domain.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { answerFault, GatewayError, toGatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse, RequestHandler } from '../http/types.js';
 import { sendError } from './reply.js';
 import { HANDED_OFF, RequestContext } from './request-context.js';
@@ -172,7 +172,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
   function replyFailure(ctx: RequestContext, res: GatewayResponse, err: unknown): void {
     // Whether a stream was under way must be read before the error reply itself starts the response.
     const midStream = res.started;
-    const e = sendError(res, err, ctx.requestId);
+    const e = sendError(res, ctx.answered ? answerFault(err) : err, ctx.requestId);
     if (e.code === 'unauthorized') svc.metrics.authFailures.inc();
     if (e.code === 'upstream_error' || e.code === 'upstream_timeout') svc.metrics.upstreamErrors.inc({ provider: ctx.trace.provider ?? 'unknown' });
     if (e.code === 'gateway_error') svc.log.error({ err: (e.cause ?? e) as Error, request_id: ctx.requestId }, 'unhandled error');

@@ -67,6 +67,8 @@ export class RequestContext {
   get completionId(): string { return `chatcmpl_${this.requestId.slice(4)}`; }
   /** Set when a rate limit or budget applied to this request: settled once its usage is known. */
   admission: Admission | undefined = undefined;
+  /** Set once an upstream has answered: a failure past here while reading the answer is the upstream's (answerFault). */
+  answered = false;
   trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at' | 'payload'> & { payload?: TracePayload };
   /**
    * Ends the request, once: the error reply when `err` is given, then the

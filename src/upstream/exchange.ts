@@ -6,7 +6,7 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { StringDecoder } from 'node:string_decoder';
 import type { ChatChunk, PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
-import { GatewayError } from '../errors.js';
+import { answerFault, GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
 import type { AnswerHead } from './h1/answer-head.js';
@@ -277,7 +277,16 @@ class StreamExchange extends Exchange implements StreamBatches {
         }
       },
       onEvent: (e) => {
-        for (const ev of translator.event(e.event, e.data)) {
+        let events;
+        try {
+          events = translator.event(e.event, e.data);
+        } catch (err) {
+          // An event nested too deep to read is the upstream's fault (a 502), not the caller's.
+          const fault = answerFault(err);
+          if (fault === err) throw err;
+          return this.cutOff(fault as GatewayError);
+        }
+        for (const ev of events) {
           if (ev.type === 'done') { this.finished = true; continue; }
           // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
           if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.countFinish(ev);

@@ -1,7 +1,7 @@
 // The dispatch stage: one call per request to the resolved provider, through
 // its adapter, or in-process for the demo mock provider.
 import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, PassHeaders, ProviderAdapter, UpstreamTarget } from '../domain.js';
-import { GatewayError } from '../errors.js';
+import { answerFault, GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
 import { openaiResponses, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
@@ -43,7 +43,9 @@ export class Upstream {
     const up = adapter.chatRequest(target, req);
     const sent = keepSent ? up.body : '';
     return requestJson(this.pools, adapter, up, signal).then((answer) => {
-      const outcome: ChatOutcome = { completion: adapter.chatResponse(answer.body), sent, headers: answer.headers };
+      let completion;
+      try { completion = adapter.chatResponse(answer.body); } catch (err) { throw answerFault(err); }
+      const outcome: ChatOutcome = { completion, sent, headers: answer.headers };
       // An adapter that returns the parsed body itself (OpenAI-compatible) lets the reply be made from its text.
       if (outcome.completion === answer.body) outcome.text = answer.text;
       return outcome;

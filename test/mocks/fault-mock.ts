@@ -14,8 +14,8 @@ export type UpstreamFault =
   | { kind: 'drop-mid-body' }
   /** One good chunk, then the connection drops. */
   | { kind: 'drop-mid-stream' }
-  /** A data line that is not JSON; `first` sends it before any good chunk. */
-  | { kind: 'bad-sse-data'; first: boolean }
+  /** A data line that is no chunk (by default not JSON at all); `first` sends it before any good chunk. */
+  | { kind: 'bad-sse-data'; first: boolean; data?: string }
   /** `bytes` of one JSON document, chunked, or with its content-length declared; under `status` (200 unless set). */
   | { kind: 'huge-json'; bytes: number; declared: boolean; status?: number }
   /** One data line of `bytes` with no end; `first` sends it before any good chunk. */
@@ -74,7 +74,7 @@ export async function startFaultMock(): Promise<FaultMock> {
       case 'bad-sse-data':
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         if (!f.first) { res.write(chunk('before ')); await sleep(20); }
-        res.end('data: {this is not json\n\n');
+        res.end(`data: ${f.data ?? '{this is not json'}\n\n`);
         return;
       case 'huge-json': {
         const head = '{"id":"chatcmpl-f","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"';

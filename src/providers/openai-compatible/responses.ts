@@ -43,7 +43,7 @@ function responsesStreamTranslator(): StreamTranslator {
     event(name, data): StreamEvent[] {
       let parsed: unknown;
       try { parsed = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }]; }
-      if (!isObj(parsed)) return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }];
+      if (!isObj(parsed) || Array.isArray(parsed)) return [{ type: 'error', message: 'The upstream sent a malformed stream event.' }];
       const type = typeof parsed.type === 'string' ? parsed.type : name ?? '';
       // An event sent over several `data:` lines arrives joined by line breaks; its text, relayed as
       // written, would end the client's data line early, so it is written from the parse instead.

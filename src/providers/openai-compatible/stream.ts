@@ -72,7 +72,8 @@ export function streamTranslator(): StreamTranslator {
       }
       let chunk: unknown;
       try { chunk = JSON.parse(data); } catch { return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }]; }
-      if (!isObj(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
+      // An array is no chunk: written behind the gateway's head, `[1,2]` would end as `…"model":"m",1,2]`.
+      if (!isObj(chunk) || Array.isArray(chunk)) return [{ type: 'error', message: 'The upstream sent a malformed stream chunk.' }];
       if (chunk.error) return inBandErrorEvent(chunk.error, data, errorDetails);
       // The head this chunk's text begins with, when it has one: its line is then written as a plain
       // chunk's is, without searching the text for its id and model.
