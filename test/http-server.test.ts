@@ -232,6 +232,49 @@ for (const http of HTTP_KINDS) {
   });
 }
 
+for (const http of HTTP_KINDS) {
+  describe(`the drain deadline on ${http}, for calls still waiting on their upstream`, () => {
+    test('a JSON call and a stream with no answer yet get 503 shutting_down when the grace runs out, and their traces say so', { timeout: 30_000 }, async () => {
+      const { startFaultMock } = await import('./mocks/fault-mock.js');
+      const mock = await startFaultMock();
+      mock.scenario = { kind: 'hang' };
+      const gw = await startGateway({
+        http,
+        env: { SLUICE_T_GRACE_KEY: 'k' },
+        config: {
+          server: { shutdown_grace_ms: 300 },
+          providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_GRACE_KEY' } },
+          models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+          organizations: [{ id: 'acme', models: ['up-model'] }],
+        },
+      });
+      try {
+        const key = await gw.key('acme');
+        const asked = mock.requests.length;
+        const call = (stream: boolean) => fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST', headers: { authorization: `Bearer ${key}` },
+          body: JSON.stringify({ model: 'up-model', stream, messages: [{ role: 'user', content: 'hi' }] }),
+        }).then(async (res) => ({ status: res.status, rid: res.headers.get('x-request-id')!, body: await res.json() as any }), (err: Error) => ({ status: 0, rid: '', body: err.message }));
+        const answers = Promise.all([call(false), call(true)]);
+        // Both calls are with the upstream, which says nothing.
+        while (mock.requests.length < asked + 2) await new Promise((r) => setTimeout(r, 10));
+        const t0 = performance.now();
+        await gw.app.close();
+        assert.ok(performance.now() - t0 < 2_000, 'close() returns soon after the grace');
+        for (const a of await answers) {
+          assert.equal(a.status, 503, JSON.stringify(a.body));
+          assert.equal(a.body.error.code, 'shutting_down');
+          const trace = await gw.traces.waitFor(a.rid);
+          assert.deepEqual([trace.status_code, trace.error_code], [503, 'shutting_down']);
+        }
+      } finally {
+        await gw.db.drop();
+        await mock.close();
+      }
+    });
+  });
+}
+
 describe('a request whose settling fails', () => {
   test('still counts as ended: the drain does not wait out the grace for it, and the failure is logged', { timeout: 30_000 }, async () => {
     const logged: string[] = [];

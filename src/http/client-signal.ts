@@ -7,6 +7,8 @@ type Listener = () => void;
 
 export class ClientSignal {
   aborted = false;
+  /** Why, when it was not the caller leaving: the error the request then answers with (a shutdown's). */
+  reason: Error | undefined = undefined;
   /** One listener as itself, more in an array: an array grown by a push has room for 17 (0.15 KB), and a request holds two signals for its whole life. */
   private listeners: Listener | Listener[] | undefined;
 
@@ -28,9 +30,10 @@ export class ClientSignal {
   }
 
   /** Listeners run in the order they were added; one added while they run is not called. */
-  abort(): void {
+  abort(reason?: Error): void {
     if (this.aborted) return;
     this.aborted = true;
+    this.reason = reason;
     const l = this.listeners;
     this.listeners = undefined;
     if (typeof l === 'function') l();

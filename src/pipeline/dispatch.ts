@@ -74,8 +74,11 @@ async function run<T>(
 ): Promise<{ value: T; entry: ModelEntry }> {
   // A pin passed over is a skipped target, as an unconfigured one is: 409, no latency.
   const attempts: UpstreamAttempt[] = skipped ? [{ provider: skipped.provider, model: skipped.model, status: 409, latency_ms: 0 }] : [];
+  svc.streams.waiting(ctx, signal);
   try {
     const r = await runChain(svc.deps, chain, signal, op, attempts);
+    // Answered: what follows is this request's own work, a stream's cut its SseOut's (open-streams.ts).
+    svc.streams.settle(ctx);
     ctx.answered = true;
     record(ctx, attempts, chain[0]!, r.entry, skipped);
     return r;

@@ -1,16 +1,25 @@
-// The streams under way, for a shutdown whose grace has run out: each ends
-// with the SSE `error` event, code `shutting_down`, and its request settles
-// (its trace written) before the connections close. Until 2026-11-29 their
-// connections were dropped, which a client reads as a network failure, and
-// the trace blamed the client (`client_closed`).
+// What a shutdown whose grace has run out must end: the streams under way,
+// each with the SSE `error` event, and the calls still waiting on their
+// upstream, each with a 503; both code `shutting_down`, and each request
+// settles (its trace written) before the connections close. Until 2026-11-29
+// their connections were dropped, which a client reads as a network failure,
+// and the trace blamed the client (`client_closed`); a wait for the upstream
+// was dropped so until the end of that day.
+import { GatewayError } from '../errors.js';
+import type { ClientSignal } from '../http/client-signal.js';
 import type { RequestContext } from './request-context.js';
 
 export class OpenStreams {
   private readonly cuts = new Map<RequestContext, () => void>();
 
-  /** A stream began: `cut` ends it. */
+  /** A stream began: `cut` ends it (replacing the wait's cut, below). */
   add(ctx: RequestContext, cut: () => void): void {
     this.cuts.set(ctx, cut);
+  }
+
+  /** A call is waiting on its upstream through `signal`: a cut aborts it, and the request answers shutting_down. */
+  waiting(ctx: RequestContext, signal: ClientSignal): void {
+    this.cuts.set(ctx, () => signal.abort(new GatewayError('shutting_down', 'The gateway is shutting down and its grace period ran out before the upstream answered.')));
   }
 
   /** The request is over, streamed or not. */

@@ -89,7 +89,7 @@ export class Deadline extends ClientSignal {
   constructor(readonly ms: number, caller: ClientSignal) {
     super();
     this.at = performance.now() + ms;
-    if (caller.aborted) this.abort(); else caller.once('abort', () => this.abort());
+    if (caller.aborted) this.abort(caller.reason); else caller.once('abort', () => this.abort(caller.reason));
     this.arm();
   }
 
@@ -150,7 +150,7 @@ export async function withRetry<T>(
       hooks.after(undefined, performance.now() - t0);
       return value;
     } catch (failure) {
-      const err = deadline.expired ? deadline.error() : failure;
+      const err = deadline.expired ? deadline.error() : deadline.reason ?? failure;
       const goOn = hooks.after(err, performance.now() - t0);
       if (!goOn || deadline.aborted || retry + 1 >= policy.max_attempts || !isRetryable(err)) throw err;
       const wait = Math.max(backoffMs(policy, retry, random), retryAfterMs(err) ?? 0);
