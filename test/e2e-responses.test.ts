@@ -326,6 +326,10 @@ for (const http of HTTP_KINDS) {
       await client.responses.create({ model: 'up-model', input: [ref, { role: 'user', content: 'go on' }] });
       assert.deepEqual(mock.requests.at(-1)!.body.messages, [{ role: 'assistant', content: 'referenced answer' }, { role: 'user', content: 'go on' }]);
       await assert.rejects(other.responses.create({ model: 'mock-echo', input: [ref] }), (e: any) => e.status === 404 && e.param === 'input.0.id');
+      // A reference that names nothing is malformed, not missing.
+      for (const bad of [{ type: 'item_reference' }, { type: 'item_reference', id: 7 }, { type: 'item_reference', id: '' }]) {
+        await assert.rejects(client.responses.create({ model: 'up-model', input: [{ role: 'user', content: 'hi' }, bad] as any }), (e: any) => e.status === 400 && e.param === 'input.1.id');
+      }
     });
 
     test('the demo mock-echo answers through the translated path, JSON and stream', async () => {

@@ -37,6 +37,12 @@ export interface ResolvedInput {
 export async function resolveReferences(svc: Services, org: string, items: Item[]): Promise<ResolvedInput> {
   const refs = new Map<number, StoredResponse>();
   if (!items.some((it) => it.type === 'item_reference')) return { items, refs };
+  // A reference that names nothing is a malformed request (400), not a missing item (404).
+  items.forEach((it, i) => {
+    if (it.type === 'item_reference' && (typeof it.id !== 'string' || it.id === '')) {
+      throw new GatewayError('invalid_request', `input.${i}.id must be the id of a stored item.`, { param: `input.${i}.id` });
+    }
+  });
   const named = items.flatMap((it) => (it.type === 'item_reference' && typeof it.id === 'string' ? [it.id] : []));
   const stored = await svc.responses.findItems(org, named);
   const out: Item[] = [];
