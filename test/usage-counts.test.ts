@@ -2,7 +2,9 @@
 // counts of at least zero are taken.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readUsage } from '../src/providers/openai-compatible/response.js';
+import { chargeable, readUsage } from '../src/providers/openai-compatible/response.js';
+import { completionUsage } from '../src/pipeline/chat-output.js';
+import { chatUsageOf } from '../src/pipeline/responses-common.js';
 
 test('a count that is not a finite number of tokens at least 0 reads as 0', () => {
   const u = JSON.parse('{"prompt_tokens":1e999,"completion_tokens":-40,"total_tokens":"7"}');
@@ -17,4 +19,14 @@ test('counts are capped where the trace stores them, and the total is never less
   assert.deepEqual(readUsage({ prompt_tokens: 1e30, completion_tokens: -5, total_tokens: '7' }), { prompt_tokens: max, completion_tokens: 0, total_tokens: max });
   assert.deepEqual(readUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 3 }), { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
   assert.deepEqual(readUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 20 }), { prompt_tokens: 10, completion_tokens: 5, total_tokens: 20 });
+});
+
+test('a usage is charged only when both counts are numbers of tokens; otherwise the estimate is (chat and native Responses alike)', () => {
+  assert.equal(chargeable({ prompt_tokens: 3, completion_tokens: 0 }), true);
+  for (const u of [undefined, null, [], {}, { prompt_tokens: 3 }, { prompt_tokens: '3', completion_tokens: 1 }, { prompt_tokens: 3, completion_tokens: Infinity }, { prompt_tokens: -1, completion_tokens: 1 }]) {
+    assert.equal(chargeable(u), false, JSON.stringify(u));
+  }
+  assert.deepEqual(chatUsageOf({ input_tokens: 4, output_tokens: 2 }), { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 });
+  assert.equal(chatUsageOf({ input_tokens: 'x', output_tokens: 2 }), undefined);
+  assert.equal(completionUsage(7, { choices: [{ index: 0, message: { role: 'assistant', content: 'abcdefgh' } }], usage: { prompt_tokens: 'x' } } as any).completion_tokens, 2);
 });

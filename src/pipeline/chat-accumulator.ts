@@ -7,6 +7,7 @@
 // client folds them, a choice's logprobs token by token, and the members each
 // chunk repeats whole (system_fingerprint, service_tier) as the last had them.
 import { TEXT_MEMBERS, type AssistantMessage, type ChatChunk, type ChatCompletion, type Choice, type ChunkChoice, type ToolCall, type ToolCallDelta, type Usage } from '../domain.js';
+import { chargeable } from '../providers/openai-compatible/response.js';
 import { isObj } from '../responses/types.js';
 import { shownTexts } from '../policy/shown-texts.js';
 import { callIndex, checkIndexes } from './chunk-indexes.js';
@@ -17,7 +18,7 @@ export class StreamAccumulator {
   private choices: Map<number, Choice> | undefined;
   /** Output characters of skimmed chunks, for a usage estimate should the upstream never report usage. */
   private skimmedChars = 0;
-  /** The last usage the upstream reported (OpenAI sends it once, on the final chunk). */
+  /** The last usage the upstream reported that can be charged (OpenAI sends it once, on the final chunk). */
   usage: Usage | undefined;
   /** Each choice's streamed audio, its base64 pieces in order (joined in `completion`). */
   private audioData: Map<number, string[]> | undefined;
@@ -47,7 +48,7 @@ export class StreamAccumulator {
    */
   skim(ev: { readonly chunk: ChatChunk; plain?: unknown; usage?: Usage }, outputBytes: number): void {
     const usage = ev.plain ? ev.usage : ev.chunk.usage;
-    if (usage) this.usage = usage;
+    if (chargeable(usage)) this.usage = usage;
     this.skimmedChars += outputBytes;
   }
 
@@ -109,7 +110,7 @@ export class StreamAccumulator {
     // Moderation must join pieces where clients will (chunk-indexes.ts).
     if (this.trails) checkIndexes(chunk, this.asked);
     if (this.trails) this.readFirst(chunk);
-    if (chunk.usage) this.usage = chunk.usage;
+    if (chargeable(chunk.usage)) this.usage = chunk.usage;
     const choices = (this.choices ??= new Map());
     for (const c of chunk.choices) {
       let choice = choices.get(c.index);

@@ -2,7 +2,7 @@
 // moderate every choice, settle its usage, and put that usage on the trace.
 import type { ChatCompletion, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import { readUsage } from '../providers/openai-compatible/response.js';
+import { chargeable, readUsage } from '../providers/openai-compatible/response.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import { costUsd } from '../routing/token-estimate.js';
 import { moderatedTexts, outputChars, type StreamAccumulator } from './chat-accumulator.js';
@@ -42,7 +42,7 @@ export async function moderateChoices(svc: Services, org: string, completion: Ch
 
 /** The upstream's usage when it gave one (details and all), else an estimate, so a response always carries usage. */
 export function completionUsage(promptTokens: number, completion: ChatCompletion): Usage {
-  if (completion.usage && typeof completion.usage === 'object') return completion.usage;
+  if (chargeable(completion.usage)) return completion.usage;
   return estimateUsage(promptTokens, outputChars(completion));
 }
 

@@ -2,6 +2,7 @@
 // storing the finished response, and moderation of a response's output.
 import type { StreamEvent, Usage } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { chargeable } from '../providers/openai-compatible/response.js';
 import type { Resolution } from '../routing/resolve-chat.js';
 import type { StoredResponse } from '../responses/store.js';
 import { isObj, type Item, type Json, type ResponseObject, type ResponsesRequest } from '../responses/types.js';
@@ -177,8 +178,9 @@ export const moderateOutput = (svc: Services, org: string, response: Json): Prom
 /** A native response's usage in chat terms, for the trace and its cost. */
 export function chatUsageOf(usage: unknown): Usage | undefined {
   if (!isObj(usage)) return undefined;
-  const prompt = Number(usage.input_tokens) || 0;
-  const completion = Number(usage.output_tokens) || 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(usage.total_tokens) || prompt + completion };
+  const counts = { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens };
+  // Counts that are not numbers are no usage: the estimate is charged, not 0 (chargeable()).
+  if (!chargeable(counts)) return undefined;
+  return { ...counts, total_tokens: Number(usage.total_tokens) || counts.prompt_tokens + counts.completion_tokens };
 }
 

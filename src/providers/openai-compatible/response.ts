@@ -16,6 +16,17 @@ export function readUsage(u: unknown): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Math.min(Math.max(tokenCount(u.total_tokens), prompt + completion), MAX_TOKENS) };
 }
 
+/**
+ * Whether an upstream's usage can be charged: both counts are numbers of
+ * tokens. Where one is not (a string, Infinity, missing), the gateway's own
+ * estimate is charged, as when no usage came at all, not 0 (a free call).
+ */
+export function chargeable(u: unknown): u is Usage {
+  return isObj(u) && isCount(u.prompt_tokens) && isCount(u.completion_tokens);
+}
+
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
 /** The trace's integer column: a count above it was priced in full but stored capped, so cost and tokens disagreed. */
 const MAX_TOKENS = 2_147_483_647;
 
