@@ -124,6 +124,15 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('a request that says Connection: close gets its answer, though more bytes follow it on the connection', async () => {
+      // node's parser calls the bytes after such a request an error; answering that error took the connection from the answer still on its way.
+      const auth = `Authorization: Bearer ${key}\r\n`;
+      const { text } = await rawExchange(gw.url, `GET /v1/models HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 1_000);
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, text.slice(0, 200));
+      assert.ok(text.includes('"object":"list"'), text.slice(0, 300));
+      assert.ok(!/HTTP\/1\.1 4\d\d/.test(text), text);
+    });
+
     test('a method no path takes is 501 as JSON on both front ends, whatever its case or path', async () => {
       // FOO never reaches node's router (its parser refuses it), PROPFIND and `get` do on uWS: one answer for all.
       for (const [method, path] of [['FOO', '/v1/models'], ['PROPFIND', '/v1/chat/completions'], ['get', '/healthz'], ['OPTIONS', '/v2/nothing']] as const) {

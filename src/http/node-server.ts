@@ -106,6 +106,9 @@ function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOption
  * and the connection closes since the parser has lost its place in the stream.
  */
 function onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+  // Bytes after a request that said `Connection: close` are not read (RFC 9112 9.6), nor answered:
+  // the answer to that request may still be on its way, and node closes the socket after it.
+  if (err.code === 'HPE_CLOSED_CONNECTION') return;
   if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { socket.destroy(); return; }
   // A method node's parser does not know is refused here; uWS hands it on and the router answers 501, so this does too.
   const error = err.code === 'HPE_INVALID_METHOD' ? new GatewayError('method_not_implemented', 'The request\'s method is not one this gateway takes.')
