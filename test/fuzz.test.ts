@@ -3,7 +3,8 @@
 // organisation has the in-process mock models, an OpenAI-compatible mock
 // upstream and a DLP policy. The property: every request gets a complete
 // answer that is a JSON error with a 4xx (or a provider's failure passed on as
-// upstream_error), or a valid success; never a 500, never a dropped connection;
+// upstream_error, or the 501 for a method no path takes), or a valid success;
+// never a 500, never a dropped connection;
 // and the gateway serves the next ordinary request.
 //
 // CI runs a fixed seed; FUZZ_SEED and FUZZ_RUNS explore further locally.
@@ -40,6 +41,8 @@ export function judge(req: FuzzRequest, r: Raw, http: string): string | undefine
     // A provider's own failure is passed on as upstream_error; every other 5xx is the gateway's.
     if (head) return r.status === 502 || r.status === 504 ? undefined : `HEAD answered ${r.status}`;
     if (r.body?.error?.type === 'upstream_error' && (r.status === 502 || r.status === 504)) return undefined;
+    // A method no path takes (RFC 9110 9.1): the catalogue's 501, as JSON; an answer about the request, not a fault.
+    if (r.status === 501 && r.body?.error?.code === 'method_not_implemented' && typeof r.body.request_id === 'string') return undefined;
     return `the gateway answered ${r.status}: ${r.text.slice(0, 300)}`;
   }
   if (r.status < 200 || (r.status >= 300 && r.status < 400)) return `unexpected status ${r.status}`;
