@@ -58,6 +58,7 @@ function translate(adapter: ProviderAdapter, wire: WireEvent[]): StreamEvent[] {
   const t = adapter.streamTranslator();
   const out: StreamEvent[] = [];
   for (const [name, data] of wire) for (const e of t.event(name, data)) out.push(e);
+  if (t.end) for (const e of t.end()) out.push(e);
   return out;
 }
 

@@ -251,6 +251,13 @@ export type StreamEvent =
 export interface StreamTranslator {
   /** One parsed SSE event from the upstream (event name may be undefined). */
   event(name: string | undefined, data: string): StreamEvent[];
+  /**
+   * The upstream's body ended, or failed after the stream began: what the
+   * translator still holds, for a provider with no terminator event, whose
+   * stream is whole only at its end (Gemini: usage may come after the finish
+   * reasons, and a candidate after another's finish). Called at most once.
+   */
+  end?(): StreamEvent[];
 }
 
 /**

@@ -335,17 +335,22 @@ describe('gemini stream translator', () => {
     assert.deepEqual(t.event(undefined, chunk([{ text: 'c' }])), [{ type: 'chunk', chunk: { choices: [{ index: 0, delta: { content: 'c' }, finish_reason: null }] } }]);
   });
 
-  it('closes with the latest usage even when the last chunk carries none', () => {
+  it('sends a finish as it comes, and the latest usage and done only when the body ends', () => {
     const t = gemini.streamTranslator();
     t.event(undefined, chunk([{ text: 'a' }]));
     const last = JSON.stringify({ candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'MAX_TOKENS' }] });
-    assert.deepEqual(t.event(undefined, last), [
-      { type: 'chunk', chunk: { choices: [{ index: 0, delta: {}, finish_reason: 'length' }] } },
-      { type: 'chunk', chunk: { choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } } } },
+    assert.deepEqual(t.event(undefined, last), [{ type: 'chunk', chunk: { choices: [{ index: 0, delta: {}, finish_reason: 'length' }] } }]);
+    // The finish repeated on a later chunk is not said again; that chunk's usage is the latest.
+    const later = JSON.stringify({ candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'MAX_TOKENS' }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 8 } });
+    assert.deepEqual(t.event(undefined, later), []);
+    assert.deepEqual(t.end!(), [
+      { type: 'chunk', chunk: { choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } } } },
       { type: 'done' },
     ]);
-    // A stray chunk after the end repeats neither usage nor done.
-    assert.deepEqual(t.event(undefined, chunk([{ text: 'late' }], { finishReason: 'STOP' })), []);
+    // A candidate seen and not finished when the body ends: no done, so the stream was cut short.
+    const cut = gemini.streamTranslator();
+    cut.event(undefined, JSON.stringify({ candidates: [{ content: { parts: [{ text: 'a' }] }, finishReason: 'STOP', index: 0 }, { content: { parts: [{ text: 'b' }] }, index: 1 }] }));
+    assert.deepEqual(cut.end!(), []);
   });
 
   it('reports malformed chunks, malformed calls and parts the chat shape cannot carry as errors', () => {

@@ -5,7 +5,7 @@
 // goes away aborts the exchange.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { StringDecoder } from 'node:string_decoder';
-import type { ChatChunk, PassHeaders, ProviderAdapter, StreamEvent, UpstreamRequest } from '../domain.js';
+import type { ChatChunk, PassHeaders, ProviderAdapter, StreamEvent, StreamTranslator, UpstreamRequest } from '../domain.js';
 import { answerFault, GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import { STOP, type BatchSink, type SinkResult, type StreamBatches, type StreamOutcome } from './stream-batches.js';
@@ -231,6 +231,8 @@ const HIGH_WATER_BYTES = 64 * 1024;
  */
 class StreamExchange extends Exchange implements StreamBatches {
   private readonly parser: EventSourceParser;
+  private readonly translator: StreamTranslator;
+  private flushed = false;
   /**
    * Holds a character split between two reads until its last byte arrives.
    * StringDecoder, not TextDecoder: a third of the cost per read, but it
@@ -265,7 +267,7 @@ class StreamExchange extends Exchange implements StreamBatches {
 
   constructor(adapter: ProviderAdapter, signal: ClientSignal, pools: UpstreamPools, private sent: string, private readonly choices: number) {
     super(adapter, signal, pools);
-    const translator = adapter.streamTranslator();
+    const translator = this.translator = adapter.streamTranslator();
     const maxEvent = this.limits.maxEventBytes;
     this.parser = createParser({
       // A stream may run for hours, but one event (or one unterminated line) must fit this:
@@ -286,14 +288,25 @@ class StreamExchange extends Exchange implements StreamBatches {
           if (fault === err) throw err;
           return this.cutOff(fault as GatewayError);
         }
-        for (const ev of events) {
-          if (ev.type === 'done') { this.finished = true; continue; }
-          // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
-          if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.countFinish(ev);
-          this.queue.push(ev);
-        }
+        this.take(events);
       },
     });
+  }
+
+  /** What the translator holds for the body's end (StreamTranslator.end), taken once. */
+  private flush(): void {
+    if (this.flushed || !this.translator.end) return;
+    this.flushed = true;
+    this.take(this.translator.end());
+  }
+
+  private take(events: StreamEvent[]): void {
+    for (const ev of events) {
+      if (ev.type === 'done') { this.finished = true; continue; }
+      // A finish reason also counts as completion: some OpenAI-compatible servers end without [DONE].
+      if (ev.type === 'chunk' && !this.finished && (ev.plain ? ev.finishes === true : hasFinish(ev.chunk.choices))) this.countFinish(ev);
+      this.queue.push(ev);
+    }
   }
 
   /**
@@ -380,6 +393,8 @@ class StreamExchange extends Exchange implements StreamBatches {
   }
 
   protected end(): void {
+    // A translator that holds the stream's last chunks (Gemini's usage) lets them go only now.
+    this.flush();
     // Nothing came (a failed call), or only [DONE] (an empty answer).
     if (!this.committed) {
       const failure = this.firstFailure() ?? (this.finished ? undefined : upstreamTransportError(new EndedEmpty()));
@@ -398,7 +413,12 @@ class StreamExchange extends Exchange implements StreamBatches {
     }
     // The caller left and the call went with it: the stream just ends, so the pipeline records
     // client_closed; an error event would blame the provider, and nobody is left to read it.
-    if (!this.signal.aborted) this.push({ type: 'error', message: err.message });
+    if (!this.signal.aborted) {
+      // A Gemini body that stalls after every finish (until upstream.body_timeout_ms) is whole but for
+      // its end: the usage it reported goes out before the error, so the call is charged that, not an estimate.
+      this.flush();
+      this.push({ type: 'error', message: err.message });
+    }
     this.close();
   }
 

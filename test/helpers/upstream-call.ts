@@ -28,6 +28,8 @@ export async function streamThrough(adapter: ProviderAdapter, up: UpstreamReques
   assert.equal(res.statusCode, 200);
   const decoder = new TextDecoder();
   try { for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true })); } catch (cut) { return { events, cut }; }
+  // The body ended, as the gateway's exchange tells the translator.
+  if (translator.end) events.push(...translator.end());
   return { events };
 }
 

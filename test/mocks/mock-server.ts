@@ -88,6 +88,8 @@ export interface Transcript {
   sse?: Array<{ event?: string; data: unknown }>;
   /** Milliseconds between SSE events (default 0: all in one write). */
   pace_ms?: number;
+  /** The SSE body is never ended: an upstream that stalls after its last event. */
+  hold_open?: boolean;
 }
 
 /** Plays a transcript; SSE events all in one write unless paced. */
@@ -96,9 +98,9 @@ export async function playTranscript(res: ServerResponse, t: Transcript): Promis
   if (t.sse) {
     res.writeHead(status, { 'content-type': 'text/event-stream', ...t.headers });
     const frames = t.sse.map((e) => `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
-    if (!t.pace_ms) { res.end(frames.join('')); return; }
+    if (!t.pace_ms) { if (t.hold_open) res.write(frames.join('')); else res.end(frames.join('')); return; }
     for (const f of frames) { res.write(f); await sleep(t.pace_ms); }
-    res.end();
+    if (!t.hold_open) res.end();
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json', ...t.headers });

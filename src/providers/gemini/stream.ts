@@ -2,9 +2,12 @@
 //
 // Every chunk is a whole GenerateContentResponse holding one or more
 // candidates, and there is no terminator event: a candidate is over at the
-// chunk carrying its `finishReason`, and the stream once every candidate seen
-// is over; that chunk is followed by the usage chunk and `done`. A stream that
-// ends without `done` was cut short. Gemini sends each function call whole, so
+// chunk carrying its `finishReason`, and the stream when the body ends. Only
+// then is it known that no candidate is still to come (with n > 1 one may first
+// appear after another's finish) and which usage is the last (Gemini may send
+// `usageMetadata` in a chunk of its own after the finish reasons), so the usage
+// chunk and `done` go out at the end, if every candidate seen finished. A
+// stream that ends without `done` was cut short. Gemini sends each function call whole, so
 // a call is one tool_calls delta. A failure mid-stream is a chunk holding
 // `{error: {code, message, status}}`.
 import type { ChatChunk, ChunkChoice, Delta, StreamEvent, StreamTranslator, ToolCallDelta } from '../../domain.js';
@@ -74,8 +77,6 @@ export function streamTranslator(): StreamTranslator {
   let usageRaw: string | undefined;
   let usage: unknown;
   const candidates = new Map<number, CandidateState>();
-  /** Usage and done went out: anything after them (a stray trailing chunk) would repeat them. */
-  let closed = false;
 
   function state(index: number): CandidateState {
     let s = candidates.get(index);
@@ -117,24 +118,15 @@ export function streamTranslator(): StreamTranslator {
       const ev = deltaFor(index, delta);
       if (ev) out.push(ev);
     }
-    if (c.finishReason) {
+    // A finish repeated on a later chunk (one carrying only usage, say) was already said.
+    if (c.finishReason && !s.finished) {
       s.finished = true;
       out.push(one({ index, delta: {}, finish_reason: finishReason(c.finishReason, s.calls > 0) }));
     }
   }
 
-  function ending(out: StreamEvent[]): StreamEvent[] {
-    for (const s of candidates.values()) if (!s.finished) return out;
-    const u = readUsage(usageRaw !== undefined ? parsedUsage(usageRaw) : usage);
-    const tail: ChatChunk = { choices: [], usage: u };
-    out.push({ type: 'chunk', chunk: tail }, { type: 'done' });
-    closed = true;
-    return out;
-  }
-
   return {
     event(_name, data) {
-      if (closed) return NOTHING;
       const fast = midStreamText(data);
       if (fast !== undefined) {
         if (data.indexOf('usageMetadata"') >= 0) usageRaw = data;
@@ -156,7 +148,7 @@ export function streamTranslator(): StreamTranslator {
         } catch (err) {
           return [...out, { type: 'error', message: err instanceof Error ? err.message : String(err) }];
         }
-        return ending(out);
+        return out;
       }
       if (isObj(chunk.promptFeedback) && chunk.promptFeedback.blockReason) {
         // A blocked prompt: no candidate will come. One empty, filtered choice, as OpenAI reports it.
@@ -164,9 +156,16 @@ export function streamTranslator(): StreamTranslator {
         if (ev) out.push(ev);
         state(0).finished = true;
         out.push(one({ index: 0, delta: {}, finish_reason: 'content_filter' }));
-        return ending(out);
+        return out;
       }
       return NOTHING;
+    },
+
+    end() {
+      if (candidates.size === 0) return NOTHING;
+      for (const s of candidates.values()) if (!s.finished) return NOTHING;
+      const tail: ChatChunk = { choices: [], usage: readUsage(usageRaw !== undefined ? parsedUsage(usageRaw) : usage) };
+      return [{ type: 'chunk', chunk: tail }, { type: 'done' }];
     },
   };
 }
