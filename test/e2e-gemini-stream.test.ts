@@ -2,7 +2,7 @@
 // client, against scripted wire transcripts: Gemini has no terminator event,
 // so a candidate may first appear after another's finish and the usage may
 // come in a chunk after the finish reasons. The stream must read as create()
-// reads the same answer.
+// reads the same answer, and a part with no chat form fails either way.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -126,5 +126,30 @@ for (const http of HTTP_KINDS) {
       assert.equal(trace.stream_aborted, true);
       assert.deepEqual([trace.prompt_tokens, trace.completion_tokens], [50, 30]);
     });
+
+    for (const [kind, part] of [
+      ['inlineData', { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }],
+      ['executableCode', { executableCode: { language: 'PYTHON', code: 'print(1)' } }],
+      ['fileData', { fileData: { mimeType: 'image/png', fileUri: 'gs://b/chart.png' } }],
+    ] as const) {
+      test(`${kind} before a text part: 502 upstream_error as JSON, the SSE error event mid-stream`, async () => {
+        const parts = [part, { text: 'Here is the chart.' }];
+        gem.script.push(...both(
+          { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: usage, responseId: 'r4' },
+          [
+            { candidates: [{ content: text('Sure. '), index: 0 }], responseId: 'r4' },
+            { candidates: [{ content: { role: 'model', parts }, index: 0 }], responseId: 'r4' },
+            { candidates: [{ content: text(''), finishReason: 'STOP', index: 0 }], usageMetadata: usage, responseId: 'r4' },
+          ],
+        ).map((transcript) => ({ transcript })));
+        const req = { model: MODEL, messages: [{ role: 'user' as const, content: 'chart it' }] };
+        await assert.rejects(client.chat.completions.create(req), (e: any) => e.status === 502 && e.code === 'upstream_error' && e.message.includes(kind));
+        const stream = await client.chat.completions.create({ ...req, stream: true });
+        let seen = '';
+        await assert.rejects((async () => { for await (const c of stream) seen += c.choices[0]?.delta.content ?? ''; })(),
+          (e: any) => e instanceof OpenAI.APIError && e.code === 'upstream_error' && e.message.includes(kind));
+        assert.equal(seen, 'Sure. ');
+      });
+    }
   });
 }

@@ -318,6 +318,9 @@ describe('gemini stream translator', () => {
     assert.equal(midStreamText(spaced), 'Okay');
     assert.equal(midStreamText(chunk([{ text: 'a "quoted" \\ line\n' }])), 'a "quoted" \\ line\n');
     assert.equal(midStreamText(chunk([{ text: 'a' }, { text: 'b' }])), undefined);
+    // A part before the text, which the full parse refuses, is never skipped.
+    assert.equal(midStreamText(chunk([{ inlineData: { mimeType: 'image/png', data: 'AA==' } }, { text: 'b' }])), undefined);
+    assert.equal(midStreamText(chunk([{ executableCode: { language: 'PYTHON', code: 'x' } }, { text: 'b' }])), undefined);
     assert.equal(midStreamText(chunk([{ text: 'hmm', thought: true }])), undefined);
     assert.equal(midStreamText(chunk([{ text: 'end' }], { finishReason: 'STOP' })), undefined);
     assert.equal(midStreamText('{"error": {"code": 503, "message": "\\"text\\": no", "status": "UNAVAILABLE"}}'), undefined);

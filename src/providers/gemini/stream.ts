@@ -28,8 +28,9 @@ const NOTHING = Object.freeze([]) as unknown as StreamEvent[];
  * undefined when the chunk needs a full parse. JSON.parse of a whole chunk
  * (usage, model version, ids) costs about 2 µs, the translator's whole budget.
  *
- * The fast path takes only a chunk of candidate 0 alone whose one part is
- * `{"text": "…"}` (no thought, no signature) and that has no `finishReason`.
+ * The fast path takes only a chunk of candidate 0 alone whose parts are
+ * `[{"text": "…"}]` (no thought, no signature, no part before or after it) and
+ * that has no `finishReason`.
  * Keys are matched with a quote, which answer text cannot produce: inside a
  * JSON string every quote is escaped. Error and
  * blocked-prompt chunks have no text part, so they always take the full parse.
@@ -42,9 +43,16 @@ export function midStreamText(data: string): string | undefined {
   if (content < 0 || content !== data.lastIndexOf('"content"') || data.indexOf('"functionCall"') >= 0) return undefined;
   const index = data.indexOf('"index"');
   if (index >= 0 && !/^"index"\s*:\s*0\s*[,}]/.test(data.slice(index, index + 16))) return undefined;
+  // The part must open the parts array: a part before it (inline data, executed code) has no chat form and fails the answer in the full parse.
   let i = key - 1;
   while (isSpace(data.charCodeAt(i))) i--;
   if (data.charCodeAt(i) !== 123 /* { */) return undefined;
+  do i--; while (isSpace(data.charCodeAt(i)));
+  if (data.charCodeAt(i) !== 91 /* [ */) return undefined;
+  do i--; while (isSpace(data.charCodeAt(i)));
+  if (data.charCodeAt(i) !== 58 /* : */) return undefined;
+  do i--; while (isSpace(data.charCodeAt(i)));
+  if (!data.startsWith('"parts"', i - 6)) return undefined;
   i = key + 6;
   while (isSpace(data.charCodeAt(i))) i++;
   if (data.charCodeAt(i) !== 58 /* : */) return undefined;
@@ -53,7 +61,7 @@ export function midStreamText(data: string): string | undefined {
   const start = i;
   const after = stringEnd(data, start);
   if (after < 0) return undefined;
-  // The part must close right after its text, and be the only part.
+  // The part must close right after its text, and be the last part.
   i = after - 1;
   do i++; while (isSpace(data.charCodeAt(i)));
   if (data.charCodeAt(i) !== 125 /* } */) return undefined;
