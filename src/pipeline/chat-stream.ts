@@ -2,7 +2,7 @@
 // go out with the first one, so a failure before it is still a JSON error.
 // Buffered moderation collects the whole output first and replays it; chunked
 // moderation releases only what its windows have cleared.
-import type { ChatChunk, ChatRequest, StreamEvent } from '../domain.js';
+import type { ChatChunk, ChatRequest, PlainHead, StreamEvent } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
@@ -14,6 +14,7 @@ import { estimateUsage, moderateChoices, recordUsage } from './chat-output.js';
 import { OneWayChunks } from './one-way-chunks.js';
 import { ChunkedOutput, disclosedBytes } from './chunked-output.js';
 import { gatewayBlock } from './gateway-block.js';
+import { HeldThinkingBlocks } from './held-thinking-blocks.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
 import { endStream, isBlock } from './stream-end.js';
@@ -69,6 +70,8 @@ class ChatRelay implements BatchSink {
   private readonly out: SseOut;
   /** Under moderation, whether a chunk's text may go out as written (one-way-chunks.ts). */
   private readonly oneWay: OneWayChunks | undefined;
+  /** Anthropic's signed thinking blocks, sent together with the finish (held-thinking-blocks.ts). */
+  private readonly blocks: HeldThinkingBlocks | undefined;
 
   constructor(
     svc: Services, private readonly ctx: RequestContext, private readonly res: GatewayResponse,
@@ -79,6 +82,8 @@ class ChatRelay implements BatchSink {
     this.storePayload = archivesPayloads(svc, ctx.key!.organization_id);
     this.skim = !buffered && !moderator && !this.storePayload;
     if (buffered || moderator) this.oneWay = new OneWayChunks();
+    // Route.entry is the model that answered, fallbacks included (dispatch.ts). Other upstreams' blocks go as they came.
+    if (svc.config.providers.get(route.entry.provider)?.kind === 'anthropic') this.blocks = new HeldThinkingBlocks();
     this.writer = new ChunkWriter(ctx.completionId, route.entry.id, Math.floor(ctx.startedEpoch / 1000));
     this.out = new SseOut(res, ctx, upstream.headers, svc.streams);
   }
@@ -120,18 +125,32 @@ class ChatRelay implements BatchSink {
         chunk = cleared.chunk;
         if (cleared.changed) raw = undefined;
       }
-      if (chunk) out.add(writer.line(chunk, raw, ev.head), disclosedBytes(chunk));
+      if (chunk) this.send(chunk, raw, ev.head);
     }
     // Under chunked moderation the stream commits to 200 only with the first cleared output,
     // so a block before any is still a plain JSON error.
     return out.endBatch(last || (!!moderator && !out.hasOutput));
   }
 
+  /** A parsed chunk to the caller; `raw`, its upstream text, is dropped if the held thinking blocks change it. */
+  private send(chunk: ChatChunk, raw?: string, head?: PlainHead): void {
+    // The usage chunk is a stream's last: blocks whose choice never finished go out before it.
+    if (this.blocks && chunk.choices.length === 0) this.sendHeldBlocks();
+    const sent = this.blocks ? this.blocks.pass(chunk) : chunk;
+    if (!sent) return;
+    this.out.add(this.writer.line(sent, sent === chunk ? raw : undefined, sent === chunk ? head : undefined), disclosedBytes(sent));
+  }
+
+  private sendHeldBlocks(): void {
+    const rest = this.blocks?.rest();
+    if (rest) this.out.add(this.writer.line(rest, undefined), 0);
+  }
+
   /** What chunked moderation still holds, checked and sent in a chunk of its own; STOP if it was blocked. */
   private releaseHeld(moderator: ChunkedOutput): typeof STOP | undefined {
     const rest = moderator.end();
     if (rest.blocked) return this.block(rest.category);
-    if (rest.chunk) this.out.add(this.writer.line(rest.chunk, undefined), disclosedBytes(rest.chunk));
+    if (rest.chunk) this.send(rest.chunk);
     return undefined;
   }
 
@@ -174,6 +193,7 @@ class ChatRelay implements BatchSink {
       return out.clientLeft();
     }
     if (this.moderator && this.releaseHeld(this.moderator) === STOP) return;
+    this.sendHeldBlocks();
     const usage = acc.usage ?? estimateUsage(this.promptTokens, acc.outputChars);
     recordUsage(ctx, this.route, usage);
     ctx.trace.status_code = 200;

@@ -69,6 +69,9 @@ export function streamTranslator(): StreamTranslator {
             return chunk({ reasoning_content: d.thinking });
           }
           // The whole signed block, which a caller must send back to continue a tool loop after thinking.
+          // Sent here as it is signed, each in a delta of its own, which the Responses translation
+          // needs (one reasoning item per run of blocks); a chat caller gets every block of the
+          // answer together with the finish reason (pipeline/held-thinking-blocks.ts).
           if (d?.type === 'signature_delta' && typeof d.signature === 'string') {
             const block = { type: 'thinking', thinking, signature: d.signature };
             thinking = '';
