@@ -32,6 +32,7 @@ const A = { type: 'thinking' as const, thinking: 'Rome first.', signature: 'sig-
 const R = { type: 'redacted_thinking' as const, data: 'opaque-R' };
 const B = { type: 'thinking' as const, thinking: ' Then the time.', signature: 'sig-B' };
 const C = { type: 'thinking' as const, thinking: ' Now Oslo.', signature: 'sig-C' };
+const D = { type: 'thinking' as const, thinking: ' Its time zone, then, which Oslo keeps all winter.', signature: 'sig-D' };
 const call = (n: number, name: string, city: string) => ({ type: 'tool_use' as const, id: `toolu_0${n}`, name, input: { city } });
 
 /** Anthropic's JSON answer and its SSE stream for the same content blocks. */
@@ -67,8 +68,12 @@ function answer(content: Block[]): { json: Transcript; sse: Transcript } {
 
 /** Thinking, redacted thinking and thinking again before one call. */
 const SIGNED = answer([A, R, B, call(1, 'get_weather', 'Rome')]);
-/** Interleaved thinking: Claude thinks again after its first tool_use, before the next. */
-const INTERLEAVED = answer([A, call(1, 'get_weather', 'Rome'), R, C, { type: 'text', text: 'And Oslo.' }, call(2, 'get_time', 'Oslo')]);
+/**
+ * Interleaved thinking: Claude thinks again after its first tool_use, and after
+ * a text, before the next call. The arguments and the text are longer than a
+ * chunked moderation window holds back.
+ */
+const INTERLEAVED = answer([A, call(1, 'get_weather', 'Rome, Lazio, Italy'), R, C, { type: 'text', text: 'And the time in Oslo, Norway.' }, D, call(2, 'get_time', 'Oslo, Norway')]);
 
 /** The data lines of a raw chat stream, parsed. */
 async function rawChunks(url: string, key: string, body: object): Promise<any[]> {
@@ -115,7 +120,7 @@ describe('Anthropic signed thinking in a chat stream', () => {
         claude.script = [{ transcript: t.sse }];
         const streamed = await clients[org].chat.completions.stream(request).finalChatCompletion();
         const blocks = (m: object) => (m as { thinking_blocks?: unknown }).thinking_blocks;
-        assert.equal((blocks(created.choices[0]!.message) as unknown[]).length, 3);
+        assert.equal((blocks(created.choices[0]!.message) as unknown[]).length, t === SIGNED ? 3 : 4);
         assert.deepEqual(blocks(streamed.choices[0]!.message), blocks(created.choices[0]!.message));
         assert.deepEqual(streamed.choices[0]!.message.tool_calls?.map((c) => c.type === 'function' && c.function), created.choices[0]!.message.tool_calls?.map((c) => c.type === 'function' && c.function));
       });
@@ -127,7 +132,7 @@ describe('Anthropic signed thinking in a chat stream', () => {
     const chunks = await rawChunks(gw.url, key, request);
     const withBlocks = chunks.filter((c) => c.choices.some((ch: any) => ch.delta?.thinking_blocks));
     assert.equal(withBlocks.length, 1);
-    assert.deepEqual(withBlocks[0].choices[0].delta.thinking_blocks, [A, R, C]);
+    assert.deepEqual(withBlocks[0].choices[0].delta.thinking_blocks, [A, R, C, D]);
     assert.equal(withBlocks[0].choices[0].finish_reason, 'tool_calls');
     const firstReasoning = chunks.findIndex((c) => c.choices[0]?.delta?.reasoning_content);
     assert.equal(chunks[firstReasoning].choices[0].delta.reasoning_content, 'Rome f');
@@ -152,22 +157,31 @@ describe('Anthropic signed thinking in a chat stream', () => {
     }
   });
 
-  // A guard (it passed before the blocks were held too): the Responses API's translation of the same
-  // stream seals each run of blocks into its own reasoning item, as the JSON answer does.
-  for (const org of ['acme'] as const) {
+  // The Responses API's translation of the same stream seals each run of blocks into its own reasoning
+  // item, as the JSON answer does; under chunked moderation too, where what a window held of the
+  // thinking, of a call's arguments or of a text goes out before the part that follows it.
+  for (const org of ['acme', 'chunked'] as const) {
     test(`the Responses API: reasoning items carry the same sealed blocks, JSON and stream (${org})`, async () => {
       const rtools = tools.map((t) => ({ type: 'function' as const, name: t.function.name, parameters: t.function.parameters!, strict: false }));
       const body = { model: CLAUDE, input: 'Weather in Rome, time in Oslo?', tools: rtools };
       const withoutIds = (r: OpenAI.Responses.Response) => JSON.parse(JSON.stringify(r.output.map(({ id: _id, ...rest }) => rest), (k, v) => (k === 'parsed' || k === 'parsed_arguments' ? undefined : v)));
-      for (const [t, kinds] of [[SIGNED, ['reasoning', 'function_call']], [INTERLEAVED, ['reasoning', 'function_call', 'reasoning', 'message', 'function_call']]] as const) {
+      for (const [t, kinds] of [[SIGNED, ['reasoning', 'function_call']], [INTERLEAVED, ['reasoning', 'function_call', 'reasoning', 'message', 'reasoning', 'function_call']]] as const) {
         claude.script = [{ transcript: t.json }];
         const created = await clients[org].responses.create(body);
         claude.script = [{ transcript: t.sse }];
-        const streamed = await clients[org].responses.stream(body).finalResponse();
+        const s = clients[org].responses.stream(body);
+        // No event for an item after its done event (a call's arguments, a message's text).
+        const done = new Set<number>();
+        for await (const e of s) {
+          if (!('output_index' in e)) continue;
+          assert.ok(!done.has(e.output_index), `${e.type} for output ${e.output_index}, which was done`);
+          if (e.type === 'response.output_item.done') done.add(e.output_index);
+        }
+        const streamed = await s.finalResponse();
         assert.deepEqual(created.output.map((o) => o.type), kinds);
         assert.deepEqual(withoutIds(streamed), withoutIds(created));
         const sealed = created.output.filter((o) => o.type === 'reasoning').map((o) => JSON.parse(Buffer.from(o.encrypted_content!.split(':')[1]!, 'base64').toString()));
-        assert.deepEqual(sealed, t === SIGNED ? [[A, R, B]] : [[A], [R, C]]);
+        assert.deepEqual(sealed, t === SIGNED ? [[A, R, B]] : [[A], [R, C], [D]]);
       }
     });
   }
@@ -180,7 +194,7 @@ describe('Anthropic signed thinking in a chat stream', () => {
     let all: AIMessageChunk | undefined;
     for await (const c of await chat.stream('Weather in Rome, time in Oslo?')) all = all ? concat(all, c) : c;
     const raw = all!.additional_kwargs.__raw_response as { choices: Array<{ delta: { thinking_blocks?: unknown } }> };
-    assert.deepEqual(raw.choices[0]!.delta.thinking_blocks, [A, R, C]);
+    assert.deepEqual(raw.choices[0]!.delta.thinking_blocks, [A, R, C, D]);
     assert.equal(all!.tool_calls?.length, 2);
   });
 });

@@ -58,12 +58,14 @@ export class ChunkedOutput {
   private readonly topTrail = new Trail<ChunkedModerator>();
   /** Each choice's members beside its delta (walkChoice), under its index, by place. */
   private readonly choiceTrail = new Trail<ChunkedModerator>();
-  /** What each choice said last, text or a call: where it changes, the windows of the other kind are released (releaseLeft). */
-  private readonly kinds = new Map<number, 'text' | 'call'>();
+  /** What each choice said last, text, a call or thinking: where it changes, the windows of the kind it leaves are released (releaseLeft). */
+  private readonly kinds = new Map<number, 'text' | 'call' | 'thinking'>();
   /** Choices whose content came last as a list of chunks, so what their content window releases at the end goes as one. */
   private readonly listed = new Set<number>();
   /** Choices whose thinking window may hold text: the answer's text, when it begins, releases it first. */
   private readonly thinkingOpen = new Set<number>();
+  /** Choices whose reasoning windows (`reasoning_content`, `reasoning`) may hold text: what follows the thinking releases it first. */
+  private readonly reasoningOpen = new Set<number>();
   /**
    * Thinking blocks by choice, held until the thinking is over (the choice's
    * next text, tool call or finish). A signed block cannot be split, so one
@@ -113,10 +115,11 @@ export class ChunkedOutput {
     const choice = Number(m[1]);
     // A choice the request did not ask for is refused where chunks are parsed (checkIndexes).
     if (this.choices !== undefined && choice >= this.choices) return undefined;
-    if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))) return undefined;
-    // Text after a call releases the call's windows first: push does that (releaseLeft).
+    if ((this.thinkingOpen.size > 0 && this.thinkingOpen.has(choice)) || (this.heldBlocks.size > 0 && this.heldBlocks.has(choice))
+      || (this.reasoningOpen.size > 0 && this.reasoningOpen.has(choice))) return undefined;
+    // Text after a call releases the call's windows first, and after thinking the thinking's: push does that (releaseLeft).
     const kind = this.kinds.get(choice);
-    if (kind === 'call') return undefined;
+    if (kind === 'call' || kind === 'thinking') return undefined;
     const quoted = m[2]!;
     const text = quoted.includes('\\') ? JSON.parse(`"${quoted}"`) as string : quoted;
     if (text === '') return undefined;
@@ -189,6 +192,7 @@ export class ChunkedOutput {
       if (typeof text !== 'string' || text === '') continue;
       // A plain text after a content list's thinking: that thinking's rest goes first, and the content becomes a list.
       const ended = key === 'content' ? this.endThinking(c.index) : '';
+      if (key === 'reasoning_content' || key === 'reasoning') this.reasoningOpen.add(c.index);
       const released = this.step(c.index, key, text);
       if (ended) {
         const list: unknown[] = [];
@@ -237,9 +241,33 @@ export class ChunkedOutput {
       });
       if (calls) (out ??= { ...d }).tool_calls = calls;
     }
-    if (this.heldBlocks.has(c.index) && !c.finish_reason && thinkingOver(d)) (out ??= { ...d }).thinking_blocks = this.releaseBlocks(c.index);
+    if (!c.finish_reason && (this.heldBlocks.has(c.index) || this.reasoningOpen.has(c.index)) && thinkingOver(d)) out = this.endReasoning(c.index, out ?? d, d);
     if (c.finish_reason) out = this.finishChoice(c.index, out ?? d, d);
     else out = this.releaseLeft(c.index, out ?? d, d);
+    return out;
+  }
+
+  /**
+   * The thinking is over (the delta begins the text, refusal or call that
+   * follows it): what its reasoning windows hold, checked to their end, and
+   * its held blocks go out in this delta, before what follows, where the model
+   * wrote them. Held to the finish, the reasoning's tail came after the call,
+   * and a Responses reader put it in a reasoning item of its own after the
+   * call's (until 2026-11-29). The windows stay, as at a finish.
+   */
+  private endReasoning(index: number, delta: Delta, original: Delta): Delta {
+    let out = delta === original ? { ...delta } : delta;
+    if (this.reasoningOpen.delete(index)) {
+      for (const channel of ['reasoning_content', 'reasoning'] as const) {
+        const w = this.windows.get(index)?.get(channel);
+        if (!w) continue;
+        const s = w.finish();
+        if (s.blocked) throw new Blocked(s.category);
+        if (s.release) out = place(out, channel, s.release, false);
+      }
+    }
+    const blocks = this.releaseBlocks(index);
+    if (blocks) out.thinking_blocks = blocks;
     return out;
   }
 
@@ -285,6 +313,7 @@ export class ChunkedOutput {
   private finishChoice(index: number, delta: Delta, original: Delta): Delta {
     const listed = this.listed.delete(index);
     this.thinkingOpen.delete(index);
+    this.reasoningOpen.delete(index);
     let out = delta === original ? { ...delta } : delta;
     // Blocks whose texts are all unread (a redacted block) were held with no window.
     const blocks = this.releaseBlocks(index);
@@ -305,27 +334,31 @@ export class ChunkedOutput {
   }
 
   /**
-   * A choice that moves from a call to text, or from text to a call: what the
-   * windows of the kind it leaves still hold goes out in this delta, checked
-   * to their end, where the model wrote it, before what follows. Held to the
-   * finish, a call's last arguments came after the text that followed the
-   * call, and a Responses reader got them on an item that text had closed
-   * (until 2026-11-29). The windows stay, with what they released as left
-   * context, as at a finish.
+   * A choice that moves from one kind of part to another (text, a call,
+   * thinking): what the windows of the kind it leaves still hold goes out in
+   * this delta, checked to their end, where the model wrote it, before what
+   * follows. Held to the finish, a call's last arguments came after the text
+   * or the thinking that followed the call, and a Responses reader got them on
+   * an item that text had closed (until 2026-11-29; after thinking, Claude's
+   * interleaved thinking, the call's item kept its arguments cut short). The
+   * thinking's own windows are released where it is over (endReasoning). The
+   * windows stay, with what they released as left context, as at a finish.
    */
   private releaseLeft(index: number, delta: Delta, original: Delta): Delta {
     const text = saysText(original);
-    if (text === startsCall(original)) return delta;
+    const call = startsCall(original);
+    if (text && call) return delta;
+    const kind = text ? 'text' : call ? 'call' : saysThinking(original) ? 'thinking' : undefined;
+    if (!kind) return delta;
     // Only where the kind changes: the windows left were released then, and are empty until it changes back.
-    const kind = text ? 'text' : 'call';
     const was = this.kinds.get(index);
     this.kinds.set(index, kind);
-    if (was === undefined || was === kind) return delta;
+    if (was === undefined || was === kind || was === 'thinking') return delta;
     const byChannel = this.windows.get(index);
     if (!byChannel) return delta;
     let out: Delta | undefined;
     for (const [channel, w] of byChannel) {
-      const left = text ? typeof channel === 'number' || channel === 'function_call' : channel === 'content' || channel === 'refusal';
+      const left = was === 'call' ? typeof channel === 'number' || channel === 'function_call' : channel === 'content' || channel === 'refusal';
       if (!left) continue;
       const s = w.finish();
       if (s.blocked) throw new Blocked(s.category);
@@ -367,6 +400,11 @@ function saysText(d: Delta): boolean {
 /** The delta carries a call: a tool call or a legacy function call. */
 function startsCall(d: Delta): boolean {
   return (Array.isArray(d.tool_calls) && d.tool_calls.length > 0) || isObj(d.function_call);
+}
+
+/** The delta carries thinking: its text, or signed blocks. */
+function saysThinking(d: Delta): boolean {
+  return (typeof d.reasoning_content === 'string' && d.reasoning_content !== '') || (typeof d.reasoning === 'string' && d.reasoning !== '') || d.thinking_blocks != null;
 }
 
 /** The delta begins what follows a choice's thinking: its text, a refusal or a call. */

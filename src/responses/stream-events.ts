@@ -49,10 +49,17 @@ export class ResponsesEventWriter {
       calls.forEach((t, i) => { if (going[i]) onCall(t, i); });
       const content = contentOf(d.content);
       const reasoning = reasoningOf(d) || content.reasoning;
+      const blocks = Array.isArray(d.thinking_blocks) && d.thinking_blocks.length ? d.thinking_blocks : undefined;
+      const refusal = typeof d.refusal === 'string' ? d.refusal : '';
+      // So does text that goes on with a message under way, before thinking: chunked moderation
+      // releases a text's held tail with the thinking that follows it.
+      const textFirst = (!!reasoning || !!blocks) && !!this.current('message');
+      if (textFirst && content.text) out += this.text('output_text', content.text);
+      if (textFirst && refusal) out += this.text('refusal', refusal);
       if (reasoning) out += this.reasoning(reasoning);
-      if (Array.isArray(d.thinking_blocks) && d.thinking_blocks.length) out += this.thinking(d.thinking_blocks);
-      if (content.text) out += this.text('output_text', content.text);
-      if (typeof d.refusal === 'string' && d.refusal) out += this.text('refusal', d.refusal);
+      if (blocks) out += this.thinking(blocks);
+      if (!textFirst && content.text) out += this.text('output_text', content.text);
+      if (!textFirst && refusal) out += this.text('refusal', refusal);
       if (Array.isArray(d.annotations) && d.annotations.length) out += this.annotate(d.annotations);
       calls.forEach((t, i) => { if (t && !going[i]) onCall(t, i); });
       if (c.finish_reason) this.finish = c.finish_reason;
