@@ -28,7 +28,7 @@
 // and an unmoderated stream end the same for a chat caller.
 import type { ChatChunk, ChunkChoice } from '../domain.js';
 
-/** What a choice carries besides its delta that is nothing to a reader when null. */
+/** A choice's own members, which isEmpty reads itself; any other that is set is something to a reader. */
 const CHOICE_OWN = new Set(['index', 'delta', 'finish_reason', 'logprobs']);
 
 export class HeldThinkingBlocks {
