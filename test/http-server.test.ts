@@ -112,6 +112,9 @@ for (const http of HTTP_KINDS) {
           assert.equal(again.headers['content-security-policy'], page.headers['content-security-policy']);
           assert.equal(again.headers['content-length'], undefined, 'a 304 does not say the page is empty');
         }
+        // The status line whole, reason phrase and all (uWS wrote a bare `HTTP/1.1 304`).
+        const { text } = await rawExchange(gw.url, `GET /ui HTTP/1.1\r\nHost: x\r\nIf-None-Match: ${etag}\r\nConnection: close\r\n\r\n`);
+        assert.match(text, /^HTTP\/1\.1 304 Not Modified\r\n/, text.slice(0, 40));
         const changed = await raw(gw.url, { method: 'GET', path: '/ui', headers: { 'if-none-match': '"an-older-page"' }, agent });
         assert.equal(changed.status, 200);
         assert.equal(changed.body, page.body);

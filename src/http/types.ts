@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { ClientSignal } from './client-signal.js';
 import type { RequestHeaders } from './request-headers.js';
 
@@ -78,12 +79,15 @@ export function guarded(opts: ServerOptions, res: GatewayResponse, fn: () => voi
   }
 }
 
-export const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict',
-  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented', 502: '502 Bad Gateway',
-  503: '503 Service Unavailable', 504: '504 Gateway Timeout',
-};
-
-export const statusLine = (status: number): string => STATUS_TEXT[status] ?? String(status);
+/**
+ * The status line after the version, as uWS's writeStatus takes it: code and
+ * reason. RFC 9112 4 wants the space after the code even with no reason; a
+ * bare "304" (a status missing from a hand-kept table) sent `HTTP/1.1 304`.
+ * node's own table names every registered status, a provider's 529 included.
+ */
+const STATUS_LINES = new Map<number, string>();
+export function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (line === undefined) STATUS_LINES.set(status, line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`);
+  return line;
+}
