@@ -10,16 +10,17 @@ import type { ClientSignal } from '../http/client-signal.js';
 import type { RequestContext } from './request-context.js';
 
 export class OpenStreams {
-  private readonly cuts = new Map<RequestContext, () => void>();
+  /** A stream's cut, or the signal a call waits on its upstream through (no closure made per call). */
+  private readonly cuts = new Map<RequestContext, (() => void) | ClientSignal>();
 
-  /** A stream began: `cut` ends it (replacing the wait's cut, below). */
+  /** A stream began: `cut` ends it (replacing the wait's signal, below). */
   add(ctx: RequestContext, cut: () => void): void {
     this.cuts.set(ctx, cut);
   }
 
   /** A call is waiting on its upstream through `signal`: a cut aborts it, and the request answers shutting_down. */
   waiting(ctx: RequestContext, signal: ClientSignal): void {
-    this.cuts.set(ctx, () => signal.abort(new GatewayError('shutting_down', 'The gateway is shutting down and its grace period ran out before the upstream answered.')));
+    this.cuts.set(ctx, signal);
   }
 
   /** The request is over, streamed or not. */
@@ -27,10 +28,13 @@ export class OpenStreams {
     if (this.cuts.size > 0) this.cuts.delete(ctx);
   }
 
-  /** Ends every stream still open; returns how many. */
+  /** Ends every stream still open and every call still waiting; returns how many. */
   cutAll(): number {
     const cuts = [...this.cuts.values()];
-    for (const cut of cuts) cut();
+    for (const cut of cuts) {
+      if (typeof cut === 'function') cut();
+      else cut.abort(new GatewayError('shutting_down', 'The gateway is shutting down and its grace period ran out before the upstream answered.'));
+    }
     return cuts.length;
   }
 }
