@@ -199,6 +199,18 @@ describe('draining on uWS', () => {
   });
 });
 
+/** A gateway with a 300 ms shutdown grace, before one upstream model at `upstream`. */
+const graceGateway = (http: (typeof HTTP_KINDS)[number], upstream: string, upstreamKey: string) => startGateway({
+  http,
+  env: { SLUICE_T_GRACE_KEY: upstreamKey },
+  config: {
+    server: { shutdown_grace_ms: 300 },
+    providers: { up: { kind: 'openai', base_url: `${upstream}/v1`, api_key_env: 'SLUICE_T_GRACE_KEY' } },
+    models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
+    organizations: [{ id: 'acme', models: ['up-model'] }],
+  },
+});
+
 for (const http of HTTP_KINDS) {
   describe(`the drain deadline on ${http}`, () => {
     test('a stream still running after server.shutdown_grace_ms is cut, and close() returns', { timeout: 30_000 }, async () => {
@@ -206,16 +218,7 @@ for (const http of HTTP_KINDS) {
       const mock = await startOpenAIMock();
       mock.fault = 'slow-chunks';
       mock.slowMs = 2_000;
-      const gw = await startGateway({
-        http,
-        env: { SLUICE_T_GRACE_KEY: OPENAI_MOCK_KEY },
-        config: {
-          server: { shutdown_grace_ms: 300 },
-          providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_GRACE_KEY' } },
-          models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
-          organizations: [{ id: 'acme', models: ['up-model'] }],
-        },
-      });
+      const gw = await graceGateway(http, mock.url, OPENAI_MOCK_KEY);
       try {
         const key = await gw.key('acme');
         // Five words two seconds apart: ten seconds of stream, far past the grace.
@@ -250,16 +253,7 @@ for (const http of HTTP_KINDS) {
       const { startFaultMock } = await import('./mocks/fault-mock.js');
       const mock = await startFaultMock();
       mock.scenario = { kind: 'hang' };
-      const gw = await startGateway({
-        http,
-        env: { SLUICE_T_GRACE_KEY: 'k' },
-        config: {
-          server: { shutdown_grace_ms: 300 },
-          providers: { up: { kind: 'openai', base_url: `${mock.url}/v1`, api_key_env: 'SLUICE_T_GRACE_KEY' } },
-          models: [{ id: 'up-model', provider: 'up', context_window: 8_000, pricing: { prompt: 1, completion: 1 } }],
-          organizations: [{ id: 'acme', models: ['up-model'] }],
-        },
-      });
+      const gw = await graceGateway(http, mock.url, 'k');
       try {
         const key = await gw.key('acme');
         const asked = mock.requests.length;
