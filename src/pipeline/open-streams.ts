@@ -3,8 +3,8 @@
 // upstream, each with a 503; both code `shutting_down`, and each request
 // settles (its trace written) before the connections close. Until 2026-11-29
 // their connections were dropped, which a client reads as a network failure,
-// and the trace blamed the client (`client_closed`); a wait for the upstream
-// was dropped so until the end of that day.
+// and the trace blamed the client (`client_closed`): streams until early that
+// day, calls still waiting until late that day.
 import { GatewayError } from '../errors.js';
 import type { ClientSignal } from '../http/client-signal.js';
 import type { RequestContext } from './request-context.js';
