@@ -110,6 +110,23 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual([r.usage?.input_tokens, r.usage?.output_tokens, r.usage?.total_tokens], [50, 30, 80]);
     });
 
+    test('no usageMetadata at all: the gateway\'s estimate is reported and charged, JSON and stream alike, not 0', async () => {
+      const json = { candidates: [{ content: text('Twelve chars'), finishReason: 'STOP', index: 0 }], responseId: 'r5' };
+      const chunks = [{ candidates: [{ content: text('Twelve'), index: 0 }], responseId: 'r5' }, { candidates: [{ content: text(' chars'), finishReason: 'STOP', index: 0 }], responseId: 'r5' }];
+      gem.script.push(...both(json, chunks).map((transcript) => ({ transcript })));
+      const req = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
+      let created: OpenAI.Chat.ChatCompletion | undefined;
+      const jsonTrace = await traced(async () => { created = await client.chat.completions.create(req); });
+      let streamed: OpenAI.Chat.ChatCompletion | undefined;
+      const streamTrace = await traced(async () => { streamed = await client.chat.completions.stream(req).finalChatCompletion(); });
+      for (const [c, trace] of [[created!, jsonTrace], [streamed!, streamTrace]] as const) {
+        // "Twelve chars" is 12 characters, 3 tokens at four a token; the prompt is estimated as every prompt is.
+        assert.equal(c.usage?.completion_tokens, 3, JSON.stringify(c.usage));
+        assert.ok(c.usage!.prompt_tokens > 0, JSON.stringify(c.usage));
+        assert.deepEqual([trace.prompt_tokens, trace.completion_tokens], [c.usage!.prompt_tokens, 3]);
+      }
+    });
+
     test('a body that stalls after every finish and its usage: the usage chunk, then the SSE error event at the body timeout; the trace is charged that usage', async () => {
       gem.script.push({ transcript: { sse: [
         { data: { candidates: [{ content: text('Hello'), finishReason: 'STOP', index: 0 }], responseId: 'r5' } },

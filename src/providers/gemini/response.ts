@@ -39,8 +39,10 @@ export function chatResponse(body: unknown): ChatCompletion {
     created: Math.floor(Date.now() / 1000),
     model: typeof body.modelVersion === 'string' ? body.modelVersion : undefined,
     choices,
-    usage: readUsage(body.usageMetadata),
+    // No usageMetadata is no usage: the gateway then charges and reports its estimate, not 0 (a free call).
+    usage: isObj(body.usageMetadata) ? readUsage(body.usageMetadata) : undefined,
   };
+  if (completion.usage === undefined) delete completion.usage;
   if (completion.id === undefined) delete completion.id;
   if (completion.model === undefined) delete completion.model;
   return completion;

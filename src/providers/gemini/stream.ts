@@ -172,7 +172,10 @@ export function streamTranslator(): StreamTranslator {
     end() {
       if (candidates.size === 0) return NOTHING;
       for (const s of candidates.values()) if (!s.finished) return NOTHING;
-      const tail: ChatChunk = { choices: [], usage: readUsage(usageRaw !== undefined ? parsedUsage(usageRaw) : usage) };
+      const reported = usageRaw !== undefined ? parsedUsage(usageRaw) : usage;
+      // No usageMetadata is no usage chunk: the gateway's estimate then follows, as for any upstream that sent none.
+      if (!isObj(reported)) return [{ type: 'done' }];
+      const tail: ChatChunk = { choices: [], usage: readUsage(reported) };
       return [{ type: 'chunk', chunk: tail }, { type: 'done' }];
     },
   };
