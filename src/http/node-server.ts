@@ -68,7 +68,8 @@ class NodeResponse implements GatewayResponse {
 }
 
 function accept(req: IncomingMessage, response: NodeResponse, opts: ServerOptions): GatewayRequest {
-  const method = (req.method ?? 'GET').toUpperCase();
+  // node's parser takes only the methods it knows, in capitals: what it hands over is the method as sent.
+  const method = req.method ?? 'GET';
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   // As the uWS server reads them: an empty header is absent, and of a repeated one the first

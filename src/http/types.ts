@@ -8,7 +8,7 @@ import type { RequestHeaders } from './request-headers.js';
 export type HeaderList = ReadonlyArray<readonly [string, string]>;
 
 export interface GatewayRequest {
-  /** Upper-case method. */
+  /** The method as sent: methods are case-sensitive (RFC 9110 9.1), so `get` is not GET. */
   readonly method: string;
   readonly path: string;
   /** The raw query string, without '?'. */

@@ -13,16 +13,19 @@ export const SDK_PARSED_MESSAGE = 'parsed';
 export const SDK_PARSED_ARGUMENTS = 'parsed_arguments';
 
 /**
- * Throws invalid_request naming `${at}.${key}` for the first member of `obj`
- * outside `known`. A null member reads as absent, as an SDK writes `refusal:
- * null` or `audio: null` for what an answer did not have.
+ * The first member of `obj` outside `known`, or undefined. A null member reads
+ * as absent, as an SDK writes `refusal: null` or `audio: null` for what an
+ * answer did not have.
  */
+export function unknownMember(obj: Readonly<Record<string, unknown>>, known: ReadonlySet<string>): string | undefined {
+  for (const key of Object.keys(obj)) if (!known.has(key) && obj[key] != null) return key;
+  return undefined;
+}
+
+/** Throws invalid_request naming `${at}.${key}` for the first member unknownMember finds. */
 export function refuseUnknownMembers(obj: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, at: string, provider: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!known.has(key) && obj[key] != null) {
-      throw new GatewayError('invalid_request', `${at}.${key} is not supported for ${provider} models.`, { param: `${at}.${key}` });
-    }
-  }
+  const key = unknownMember(obj, known);
+  if (key !== undefined) throw new GatewayError('invalid_request', `${at}.${key} is not supported for ${provider} models.`, { param: `${at}.${key}` });
 }
 
 /** `response_format`'s members, and its `json_schema`'s: `strict` is accepted (docs/compatibility.md). */

@@ -4,6 +4,7 @@
 // with a 400 naming it: nothing is dropped quietly.
 import type { ChatMessage, ChatRequest } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { unknownMember } from '../providers/known-members.js';
 import { messageOrigin } from './items-to-messages.js';
 import { isObj, type Json, type ResponsesRequest } from './types.js';
 
@@ -38,7 +39,8 @@ const refuse = (param: string, why: string): never => {
 
 /** Refuses the first member of `o` outside `known`, one the chat request has no place for (null counts as absent). */
 export function onlyKnown(o: Json, known: ReadonlySet<string>, at: string): void {
-  for (const k of Object.keys(o)) if (!known.has(k) && o[k] != null) refuse(`${at}.${k}`, `${at}.${k} has no chat equivalent.`);
+  const k = unknownMember(o, known);
+  if (k !== undefined) refuse(`${at}.${k}`, `${at}.${k} has no chat equivalent.`);
 }
 
 const TOOL_MEMBERS = new Set(['type', 'name', 'description', 'parameters', 'strict']);
