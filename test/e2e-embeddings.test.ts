@@ -178,5 +178,25 @@ for (const http of HTTP_KINDS) {
         assert.equal(body.data, undefined);
       } finally { mock.short = false; }
     });
+
+    test('indexes that are not 0 to N-1, one each, fail the whole call: no input gets another input\'s vector', async () => {
+      const answer = (indexes: number[]) => ({ json: {
+        object: 'list', model: 'm', usage: { prompt_tokens: 2, total_tokens: 2 },
+        data: indexes.map((index, k) => ({ object: 'embedding', index, embedding: [k + 0.5] })),
+      } });
+      try {
+        for (const indexes of [[0, 0], [0, 7], [1, 1], [-1, 0]]) {
+          mock.replay = answer(indexes);
+          const res = await post({ model: 'text-embedding-3-small', input: ['apple', 'banana'] });
+          assert.equal(res.status, 502, JSON.stringify(indexes));
+          assert.equal(((await res.json()) as any).error.code, 'embeddings_incomplete');
+        }
+        // Numbered in reverse is still one each: the vectors come back in input order.
+        mock.replay = answer([1, 0]);
+        const res = await post({ model: 'text-embedding-3-small', input: ['apple', 'banana'] });
+        assert.equal(res.status, 200);
+        assert.deepEqual(((await res.json()) as any).data.map((d: any) => [d.index, d.embedding]), [[0, [1.5]], [1, [0.5]]]);
+      } finally { mock.replay = undefined; }
+    });
   });
 }

@@ -128,9 +128,29 @@ function othersThan(own: ReadonlySet<string>, from: Record<string, unknown>): Re
   return out;
 }
 
+/**
+ * The items in input order. OpenAI documents `index` on each item, so that
+ * order is read from it rather than trusted to the array. Indexes that are not
+ * 0 to N-1, each once (two items numbered 0, or a 7 in a batch of two), leave
+ * some input without its vector: that is a short batch however many items
+ * came, and fails the call rather than hand one input another's vector. A
+ * server that numbers no item keeps the array's order.
+ */
+function inputOrder(data: unknown[]): unknown[] {
+  if (!data.some((it) => isObj(it) && it.index !== undefined)) return data;
+  const out: unknown[] = new Array(data.length);
+  for (const it of data) {
+    const at = isObj(it) ? it.index : undefined;
+    if (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at >= data.length || out[at] !== undefined) {
+      throw new GatewayError('embeddings_incomplete', `The upstream's embeddings are not numbered 0 to ${data.length - 1}, one per input (index ${JSON.stringify(at)}).`);
+    }
+    out[at] = it;
+  }
+  return out;
+}
+
 function result(body: Record<string, unknown>, vector: (item: Record<string, unknown>) => EmbeddingVector): EmbeddingsResult {
-  // OpenAI documents `index` on each item; order by it rather than trusting array order.
-  const items = [...(body.data as unknown[])].sort((a, b) => (Number(isObj(a) && a.index) || 0) - (Number(isObj(b) && b.index) || 0));
+  const items = inputOrder(body.data as unknown[]);
   const vectors = items.map((it) => {
     if (!isObj(it)) throw new GatewayError('upstream_error', 'An embedding item has no float vector.');
     return vector(it);
