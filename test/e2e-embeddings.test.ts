@@ -179,6 +179,18 @@ for (const http of HTTP_KINDS) {
       } finally { mock.short = false; }
     });
 
+    test('the upstream\'s x-ratelimit-* headers reach the caller, as on chat', async () => {
+      mock.replay = { headers: { 'x-ratelimit-remaining-requests': '77', 'x-ratelimit-remaining-tokens': '9990' }, json: {
+        object: 'list', model: 'm', data: [{ object: 'embedding', index: 0, embedding: [1] }], usage: { prompt_tokens: 1, total_tokens: 1 },
+      } };
+      try {
+        const res = await post({ model: 'text-embedding-3-small', input: 'x' });
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-ratelimit-remaining-requests'), '77');
+        assert.equal(res.headers.get('x-ratelimit-remaining-tokens'), '9990');
+      } finally { mock.replay = undefined; }
+    });
+
     test('indexes that are not 0 to N-1, one each, fail the whole call: no input gets another input\'s vector', async () => {
       const answer = (indexes: number[]) => ({ json: {
         object: 'list', model: 'm', usage: { prompt_tokens: 2, total_tokens: 2 },

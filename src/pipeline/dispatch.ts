@@ -122,7 +122,8 @@ export async function dispatchStream(svc: Services, ctx: RequestContext, route: 
 export async function dispatchEmbeddings(svc: Services, ctx: RequestContext, entry: ModelEntry, req: EmbeddingsRequest, signal: ClientSignal) {
   const keepSent = archivesPayloads(svc, ctx.key!.organization_id);
   const { value } = await run(svc, ctx, [entry], signal, (t, s) => svc.upstream.embeddings(t, req, s, keepSent));
-  return { ...value, headers: withLimitHeaders(ctx, []) };
+  value.headers = withLimitHeaders(ctx, value.headers);
+  return value;
 }
 
 /**

@@ -82,8 +82,8 @@ export class Upstream {
   }
 
   /** Not async, as chat() is not. */
-  embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal, keepSent: boolean): Promise<{ result: EmbeddingsResult; sent: string }> {
-    if (target.kind === 'mock') return Promise.resolve({ result: mockEmbeddings(req), sent: JSON.stringify({ model: target.model, input: req.input }) });
+  embeddings(target: UpstreamTarget, req: EmbeddingsRequest, signal: ClientSignal, keepSent: boolean): Promise<{ result: EmbeddingsResult; sent: string; headers: PassHeaders }> {
+    if (target.kind === 'mock') return Promise.resolve({ result: mockEmbeddings(req), sent: JSON.stringify({ model: target.model, input: req.input }), headers: [] });
     const adapter = this.adapter(target);
     if (!adapter.embeddingsRequest || !adapter.embeddingsResponse) {
       throw new GatewayError('embeddings_unsupported', `The ${target.provider} provider has no embeddings API.`, { param: 'model' });
@@ -91,8 +91,8 @@ export class Upstream {
     const up = adapter.embeddingsRequest(target, req);
     const sent = keepSent ? up.body : '';
     // An adapter that reads the answer off its text (embeddingsText) returns the result from the parse itself.
-    return requestJson(this.pools, adapter, up, signal, adapter.embeddingsText).then(({ body }) => ({
-      result: adapter.embeddingsText ? body as EmbeddingsResult : adapter.embeddingsResponse!(body), sent,
+    return requestJson(this.pools, adapter, up, signal, adapter.embeddingsText).then(({ body, headers }) => ({
+      result: adapter.embeddingsText ? body as EmbeddingsResult : adapter.embeddingsResponse!(body), sent, headers,
     }));
   }
 }
