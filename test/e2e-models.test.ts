@@ -41,9 +41,10 @@ for (const http of HTTP_KINDS) {
             { id: 'up-model', provider: 'twin', context_window: 1_000, pricing: { prompt: 9, completion: 9 } },
             ...base.models!,
             { id: 'mounted-model', provider: 'mounted', context_window: 4_000, pricing: { prompt: 1, completion: 1 } },
+            { id: 'meta-llama/Llama-3.1-8B', provider: 'up', context_window: 2_000, pricing: { prompt: 1, completion: 1 } },
           ],
           organizations: [
-            { id: 'acme', models: ['up-model', 'up-small', 'gpt-4o', 'text-embedding-3-small', 'mounted-model'] },
+            { id: 'acme', models: ['up-model', 'up-small', 'gpt-4o', 'text-embedding-3-small', 'mounted-model', 'meta-llama/Llama-3.1-8B'] },
             { id: 'beta', models: ['mock-echo', 'mock-embed'] },
           ],
         },
@@ -63,7 +64,25 @@ for (const http of HTTP_KINDS) {
       const ids: string[] = [];
       for await (const m of client.models.list()) ids.push(m.id);
       assert.equal(ids[0], 'auto');
-      assert.deepEqual(ids.slice(1).sort(), ['gpt-4o', 'mounted-model', 'up-model', 'up-small']);
+      assert.deepEqual(ids.slice(1).sort(), ['gpt-4o', 'meta-llama/Llama-3.1-8B', 'mounted-model', 'up-model', 'up-small']);
+    });
+
+    test('the SDK retrieves one model: the listing\'s entry, or 404 model_not_found for what the listing does not show', async () => {
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: acme, maxRetries: 0 });
+      const listed = (await list(acme)).body.data;
+      for (const id of ['auto', 'up-model', 'gpt-4o', 'meta-llama/Llama-3.1-8B']) {
+        assert.deepEqual(await client.models.retrieve(id), listed.find((m: any) => m.id === id), id);
+      }
+      // A self-hosted id's slash sent as is, as curl would.
+      const raw = await fetch(`${gw.url}/v1/models/meta-llama/Llama-3.1-8B`, { headers: { authorization: `Bearer ${acme}` } });
+      assert.equal(raw.status, 200);
+      assert.equal(((await raw.json()) as any).id, 'meta-llama/Llama-3.1-8B');
+      // An embedding model is not listed (rule 5), another organisation's model is not this one's, and an unknown id is unknown.
+      for (const id of ['text-embedding-3-small', 'mock-echo', 'nope', 'meta-llama/nope']) {
+        await assert.rejects(client.models.retrieve(id), (e: any) => e.status === 404 && e.code === 'model_not_found' && e.param === 'model', id);
+      }
+      const anon = await fetch(`${gw.url}/v1/models/up-model`);
+      assert.equal(anon.status, 401);
     });
 
     test('every entry has the 2.1 fields; created is a fixed constant', async () => {

@@ -38,13 +38,21 @@ function decodeParam(segment: string): string | GatewayError {
   return IMPOSSIBLE_ID.test(value) ? new GatewayError('not_found') : value;
 }
 
+/**
+ * The raw parameters of a path the pattern matches. A last part ending in `*`
+ * (`:model*`) takes the rest of the path, slashes and all: a self-hosted
+ * model's id is often `org/name`, which a client may send unescaped.
+ */
 function match(parts: string[], path: string[]): string[] | undefined {
-  if (parts.length !== path.length) return undefined;
+  const rest = parts.at(-1)!.endsWith('*');
+  if (rest ? path.length < parts.length : parts.length !== path.length) return undefined;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
     if (!p.startsWith(':') && p !== path[i]) return undefined;
   }
-  return parts.flatMap((p, i) => (p.startsWith(':') ? [path[i]!] : []));
+  const params = parts.flatMap((p, i) => (p.startsWith(':') ? [path[i]!] : []));
+  if (rest) params[params.length - 1] = path.slice(parts.length - 1).join('/');
+  return params;
 }
 
 /** What finish() is given when the handler returned rather than threw. */

@@ -17,12 +17,11 @@ function parseBool(name: string, v: string | null): boolean | undefined {
   throw new GatewayError('invalid_request', `${name} must be true or false.`, { param: name });
 }
 
-export async function listModels(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
-  await authenticate(svc, ctx, req);
-  const q = new URLSearchParams(req.query);
-  const provider = q.get('provider') ?? undefined;
-  const configured = parseBool('configured', q.get('configured'));
-  const cat = catalogueFor(svc, ctx.key!.organization_id);
+type ModelObject = Record<string, unknown> & { id: string; provider: string; configured: boolean };
+
+/** The organisation's listing, unfiltered: `auto` first, then each activated chat model once. */
+function orgModels(svc: Services, org: string): ModelObject[] {
+  const cat = catalogueFor(svc, org);
   const isConfigured = (p: string) => svc.credentials.isConfigured(p);
 
   // One entry per id: the first configured one, as resolve-chat would pick, else the first.
@@ -41,8 +40,29 @@ export async function listModels(svc: Services, ctx: RequestContext, req: Gatewa
     context_window: Math.max(0, ...models.filter((m) => m.configured).map((m) => m.context_window)),
     pricing: { prompt: 0, completion: 0 }, configured: anyConfigured,
   };
-  const data = [auto, ...models].filter((m) =>
+  return [auto, ...models];
+}
+
+export async function listModels(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
+  await authenticate(svc, ctx, req);
+  const q = new URLSearchParams(req.query);
+  const provider = q.get('provider') ?? undefined;
+  const configured = parseBool('configured', q.get('configured'));
+  const data = orgModels(svc, ctx.key!.organization_id).filter((m) =>
     (provider === undefined || m.provider === provider) && (configured === undefined || m.configured === configured));
   ctx.trace.status_code = 200;
   sendJson(res, 200, JSON.stringify({ object: 'list', data }), ctx.requestId);
+}
+
+/**
+ * GET /v1/models/{model}, the openai SDK's `models.retrieve()`: the listing's
+ * entry for that id, so that a client checking a model before use sees what
+ * the listing shows (an embedding model is not listed, so not found either).
+ */
+export async function retrieveModel(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse, [id]: string[]): Promise<void> {
+  await authenticate(svc, ctx, req);
+  const model = orgModels(svc, ctx.key!.organization_id).find((m) => m.id === id);
+  if (!model) throw new GatewayError('model_not_found', `The model "${id}" does not exist or is not activated for this organisation.`, { param: 'model' });
+  ctx.trace.status_code = 200;
+  sendJson(res, 200, JSON.stringify(model), ctx.requestId);
 }

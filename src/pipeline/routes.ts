@@ -3,7 +3,7 @@ import { managementRoutes } from '../api/management-routes.js';
 import { chatCompletions } from './chat-completions.js';
 import type { Route } from './handle-request.js';
 import { embeddings } from './embeddings.js';
-import { listModels } from './models.js';
+import { listModels, retrieveModel } from './models.js';
 import { metricsEndpoint, healthz, readyz } from './ops.js';
 import { createResponse } from './responses.js';
 import { deleteResponse, getResponse, getResponseInputItems } from './responses-crud.js';
@@ -17,6 +17,7 @@ export const routes: Route[] = [
   { method: 'DELETE', pattern: '/v1/responses/:id', handler: deleteResponse },
   { method: 'GET', pattern: '/v1/responses/:id/input_items', handler: getResponseInputItems },
   { method: 'GET', pattern: '/v1/models', handler: listModels },
+  { method: 'GET', pattern: '/v1/models/:model*', handler: retrieveModel },
   { method: 'GET', pattern: '/metrics', handler: metricsEndpoint },
   { method: 'GET', pattern: '/healthz', handler: healthz },
   { method: 'GET', pattern: '/readyz', handler: readyz },
