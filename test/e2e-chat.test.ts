@@ -212,6 +212,31 @@ for (const http of HTTP_KINDS) {
       assert.equal(trace.prompt_tokens, body.usage.prompt_tokens);
     });
 
+    test('Gateway-Dry-Run and Gateway-Trace take true or false in any case; any other value is 400 naming the header, and nothing is called', async () => {
+      const msg = { model: 'up-model', messages: [{ role: 'user', content: 'x' }] };
+      const calls = mock.requests.length;
+      const dry: any = await (await post(msg, { 'gateway-dry-run': 'TRUE' })).json();
+      assert.equal(dry.object, 'route.resolution');
+      assert.equal(mock.requests.length, calls, 'a dry run calls nothing');
+      const plain: any = await (await post(msg, { 'gateway-dry-run': 'False', 'gateway-trace': 'True' })).json();
+      assert.equal(plain.object, 'chat.completion');
+      assert.equal(plain.gateway.model, 'up-model');
+      const called = mock.requests.length;
+      for (const [name, value] of [['Gateway-Dry-Run', '1'], ['Gateway-Dry-Run', 'yes'], ['Gateway-Trace', 'on'], ['Gateway-Trace', '0']] as const) {
+        for (const path of ['/v1/chat/completions', '/v1/embeddings', '/v1/responses']) {
+          const res = await fetch(`${gw.url}${path}`, {
+            method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', [name]: value },
+            body: JSON.stringify(path === '/v1/embeddings' ? { model: 'up-model', input: 'x' } : path === '/v1/responses' ? { model: 'up-model', input: 'x' } : msg),
+          });
+          assert.equal(res.status, 400, `${path} ${name}: ${value}`);
+          const err = ((await res.json()) as any).error;
+          assert.equal(err.code, 'invalid_request');
+          assert.equal(err.param, name);
+        }
+      }
+      assert.equal(mock.requests.length, called, 'a refused switch calls nothing');
+    });
+
     test('no Gateway-Trace header: no gateway block', async () => {
       const body: any = await (await post({ model: 'up-model', messages: [{ role: 'user', content: 'x' }] })).json();
       assert.equal(body.gateway, undefined);

@@ -17,7 +17,8 @@ import type { ChatTexts } from './message-texts.js';
 import { readJsonText } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { HANDED_OFF, RequestContext } from './request-context.js';
-import { authenticate, headerIsTrue, type Services } from './services.js';
+import { authenticate, type Services } from './services.js';
+import { gatewayFlags } from './gateway-flags.js';
 import { archivesPayloads, dispatchChat, plannedRoute } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
 
@@ -25,6 +26,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   // Each stage that can finish at once is awaited only when it did not: an await of a value is a microtask turn.
   const authed = authenticate(svc, ctx, req);
   if (authed) await authed;
+  const { dryRun, trace: wantBlock } = gatewayFlags(req);
   const body = await readJsonText(req);
   const chat = parseChatRequest(body.value);
   const org = ctx.key!.organization_id;
@@ -32,7 +34,6 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   ctx.trace.streamed = chat.stream;
 
   const promptTokens = estimatePromptTokens(chat.messages, definitionChars(chat.raw));
-  const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const routed = admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);
   const route = routed instanceof Promise ? await routed : routed;
 
@@ -45,7 +46,6 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
 
   if (dryRun) return sendDryRun(ctx, res, { requestedModel: chat.model, route: plannedRoute(svc, ctx.key!.organization_id, route), promptTokens, completionTokens: chat.max_tokens, scan: guarded.scan });
 
-  const wantBlock = headerIsTrue(req.headers['gateway-trace']);
   const mode = svc.policy?.outputMode(org) ?? 'off';
   // Per-token logprobs would show the text a chunked moderation window is still holding back.
   const logprobs = mode === 'chunked' && chat.stream ? asksLogprobs(chat.raw) : undefined;

@@ -14,7 +14,8 @@ import { mapOtherMembers } from '../policy/text-walk.js';
 import { readJsonObject } from './read-json.js';
 import { sendJson } from './reply.js';
 import type { RequestContext } from './request-context.js';
-import { authenticate, catalogueFor, headerIsTrue, type Services } from './services.js';
+import { authenticate, catalogueFor, type Services } from './services.js';
+import { gatewayFlags } from './gateway-flags.js';
 import { archivesPayloads, dispatchEmbeddings } from './dispatch.js';
 import { admitRequest } from './limits-stage.js';
 import { sendDryRun } from './dry-run.js';
@@ -37,12 +38,12 @@ function resolveEmbedding(svc: Services, orgId: string, model: string): ModelEnt
 export async function embeddings(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void> {
   const authed = authenticate(svc, ctx, req);
   if (authed) await authed;
+  // A dry run, as on chat: the contract names only Gateway-Trace here, but a caller who asks for one expects no call and no spend.
+  const { dryRun, trace: wantBlock } = gatewayFlags(req);
   const emb = parseEmbeddingsRequest(await readJsonObject(req));
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = emb.model;
   const promptTokens = emb.input.reduce((n, t) => n + estimateTextTokens(t), 0);
-  // A dry run, as on chat: the contract names only Gateway-Trace here, but a caller who asks for one expects no call and no spend.
-  const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const gate = dryRun ? undefined : admitRequest(svc, ctx, promptTokens);
   if (gate) await gate;
   const entry = resolveEmbedding(svc, org, emb.model);
@@ -81,7 +82,7 @@ export async function embeddings(svc: Services, ctx: RequestContext, req: Gatewa
     ...result.extra,
     model: entry.id,
     usage: { ...result.usageExtra, prompt_tokens: prompt, total_tokens: prompt },
-    ...(headerIsTrue(req.headers['gateway-trace']) ? { gateway: gatewayBlock(ctx) } : {}),
+    ...(wantBlock ? { gateway: gatewayBlock(ctx) } : {}),
   });
   const body = embeddingsBody(result.vectors, emb.encoding_format, `,${rest.slice(1)}`, result.itemExtra);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: { model: entry.id, vectors: result.vectors.length, usage: { prompt_tokens: prompt } } };

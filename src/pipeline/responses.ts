@@ -20,11 +20,13 @@ import { definitionChars, mediaChars } from '../routing/token-estimate.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
-import { authenticate, headerIsTrue, type Services } from './services.js';
+import { authenticate, type Services } from './services.js';
+import { gatewayFlags } from './gateway-flags.js';
 
 export async function createResponse(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
   const authed = authenticate(svc, ctx, req);
   if (authed) await authed;
+  const { dryRun, trace: wantBlock } = gatewayFlags(req);
   const body = await readJsonText(req);
   const r = parseResponsesRequest(body.value, body.text);
   const org = ctx.key!.organization_id;
@@ -48,7 +50,6 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
   const extra = definitionChars(r.raw) + mediaChars(resolved.items) + mediaChars(history);
   const promptTokens = Math.ceil((counted.reduce((n, t) => n + t.length, 0) + extra) / 4) + 4 * (r.input.length + history.length) + 2;
-  const dryRun = headerIsTrue(req.headers['gateway-dry-run']);
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
   const scan = await guardTexts(svc, ctx, texts, groups);
@@ -76,7 +77,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   }
   const p: Prepared = {
     req: r, items: guarded.items, instructions: guarded.instructions, chain, history: guardedHistory, resolved, route, org, mode,
-    wantBlock: headerIsTrue(req.headers['gateway-trace']), store: storingAllowed(svc, org, r.store),
+    wantBlock, store: storingAllowed(svc, org, r.store),
   };
   return native ? nativeResponse(svc, ctx, res, p) : translatedResponse(svc, ctx, res, p);
 }

@@ -77,4 +77,3 @@ export function targetFor(svc: Services, entry: ModelEntry): UpstreamTarget {
   return { provider: entry.provider, kind: p.kind, baseUrl: p.base_url ?? '', model: entry.id, apiKey: svc.credentials.get(entry.provider) };
 }
 
-export const headerIsTrue = (v: string | undefined): boolean => v !== undefined && v.toLowerCase() === 'true';
