@@ -189,6 +189,17 @@ describe('traces end to end', () => {
     assert.equal(head.headers.get('x-gateway-trace-payload'), null);
   });
 
+  test('HEAD has no provider header when the trace has no provider, as GET reads null', async () => {
+    const res = await chat(acme, { model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(res.status, 404);
+    const id = res.headers.get('x-request-id')!;
+    assert.equal((await readTrace(id)).provider, null);
+    const head = await api(acme, `/v1/traces/${id}`, 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('x-gateway-trace-status'), '404');
+    assert.equal(head.headers.get('x-gateway-trace-provider'), null);
+  });
+
   test('stream: streamed and ttfb_ms set', async () => {
     const res = await chat(acme, { stream: true, messages: [{ role: 'user', content: 'a b c' }] });
     await res.text();

@@ -67,10 +67,9 @@ export const getTraceHandler: Handler = async (svc, ctx, req, res, [id]) => {
 export const headTraceHandler: Handler = async (svc, ctx, req, res, [id]) => {
   const org = await requireAdmin(svc, ctx, req);
   const trace = await findTrace(svc, req, org, id!);
-  const headers: Array<[string, string]> = [
-    ['x-gateway-trace-status', String(trace.status_code)],
-    ['x-gateway-trace-provider', trace.provider ?? ''],
-  ];
+  const headers: Array<[string, string]> = [['x-gateway-trace-status', String(trace.status_code)]];
+  // Absent, not empty, when no provider was chosen: GET reads null there, and "" could be a provider's name.
+  if (trace.provider !== null) headers.push(['x-gateway-trace-provider', trace.provider]);
   if (trace.payload_url) headers.push(['x-gateway-trace-payload', trace.payload_url]);
   ctx.trace.status_code = 200;
   sendEmpty(res, 200, ctx.requestId, headers);
