@@ -104,7 +104,7 @@ export interface UpstreamTarget {
 /** One HTTP request to an upstream, as built by an adapter. */
 export interface UpstreamRequest {
   url: UpstreamUrl;
-  method: 'POST' | 'GET';
+  method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   body: string;
 }

@@ -136,3 +136,14 @@ export async function dispatchNative<T extends { headers: PassHeaders }>(
   const { value } = await run(svc, ctx, [route.entry], signal, op);
   return { ...value, headers: withLimitHeaders(ctx, value.headers) };
 }
+
+/**
+ * A call about something one provider holds for the gateway (a native
+ * response it stores): retries and the circuit apply; fallbacks do not, since
+ * no other provider holds it.
+ */
+export async function dispatchHeld<T>(
+  svc: Services, ctx: RequestContext, entry: ModelEntry, signal: ClientSignal, op: (t: UpstreamTarget, signal: ClientSignal) => Promise<T>,
+): Promise<T> {
+  return (await run(svc, ctx, [entry], signal, op)).value;
+}

@@ -65,6 +65,8 @@ export function saveResponse(svc: Services, ctx: RequestContext, p: Prepared, re
   const { gateway: _gateway, ...kept } = response;
   svc.responses.save({
     id: response.id, organization_id: p.org, provider: p.route.entry.provider, model: p.route.entry.id, native,
+    // Where the upstream keeps its own copy, which a DELETE must reach (responses-held-copy.ts).
+    upstream_base_url: native ? svc.config.providers.get(p.route.entry.provider)?.base_url : undefined,
     previous_response_id: p.req.previous_response_id, input: p.items, response: kept as ResponseObject, created_at: ctx.startedEpoch,
   });
 }

@@ -4,6 +4,7 @@
 import { GatewayError } from '../errors.js';
 import type { Handler } from './handle-request.js';
 import { NO_STORE, sendJson } from './reply.js';
+import { deleteHeldCopy } from './responses-held-copy.js';
 import { authenticate } from './services.js';
 
 const notFound = (id: string) => new GatewayError('not_found', `No response with id "${id}".`, { param: 'response_id' });
@@ -29,10 +30,19 @@ export const getResponseInputItems: Handler = async (svc, ctx, req, res, [id]) =
   sendJson(res, 200, JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }), ctx.requestId, NO_STORE);
 };
 
+/**
+ * A native response is deleted upstream first (responses-held-copy.ts): the
+ * row is kept, and the caller gets the error, until the provider no longer
+ * holds it. A translated response is sluice's alone.
+ */
 export const deleteResponse: Handler = async (svc, ctx, req, res, [id]) => {
   await authenticate(svc, ctx, req);
-  const row = await svc.responses.delete(ctx.key!.organization_id, id!);
+  const org = ctx.key!.organization_id;
+  const row = await svc.responses.get(org, id!);
   if (!row) throw notFound(id!);
+  if (row.native) await deleteHeldCopy(svc, ctx, res, row);
+  // A row gone meanwhile (a concurrent delete, its expiry) is as deleted as this one would be.
+  await svc.responses.delete(org, row.id);
   ctx.trace.status_code = 200;
   sendJson(res, 200, JSON.stringify({ id: row.id, object: 'response', deleted: true }), ctx.requestId, NO_STORE);
 };

@@ -22,6 +22,9 @@ export interface StoredResponse {
   previous_response_id: string | null;
   input: Item[];
   response: ResponseObject;
+  /** Read by get() only: the model that answered, and where a native upstream's copy lives (null when unknown). */
+  model?: string;
+  upstream_base_url?: string | null;
 }
 
 export interface SaveRow {
@@ -30,6 +33,8 @@ export interface SaveRow {
   provider: string;
   model: string;
   native: boolean;
+  /** Native rows: the provider's base URL, where the upstream's own copy is (DELETE forwards there). */
+  upstream_base_url: string | undefined;
   previous_response_id: string | undefined;
   input: Item[];
   response: ResponseObject;
@@ -123,11 +128,11 @@ export class ResponseStore {
     }
     const expires = row.created_at + this.settings.retention_days * 86_400_000;
     const write: Promise<void> = this.pool.query(
-      `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at, item_ids)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0), $11)
+      `INSERT INTO responses (id, organization_id, provider, model, native, previous_response_id, input, response, created_at, expires_at, item_ids, upstream_base_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, to_timestamp($9 / 1000.0), to_timestamp($10 / 1000.0), $11, $12)
        ON CONFLICT (id) DO UPDATE SET input = EXCLUDED.input, response = EXCLUDED.response, item_ids = EXCLUDED.item_ids
        WHERE responses.organization_id = EXCLUDED.organization_id`,
-      [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires, itemIds(row)],
+      [row.id, row.organization_id, row.provider, row.model, row.native, row.previous_response_id ?? null, input, response, row.created_at, expires, itemIds(row), row.upstream_base_url ?? null],
     ).then((r) => {
       // Native ids are the upstream's: another organisation's row under the same id is never overwritten.
       if (r.rowCount !== 0) return;
@@ -151,7 +156,7 @@ export class ResponseStore {
     await this.settled(id);
     return this.untilLanded(org, async () => {
       const r = await this.pool.query<StoredResponse>(
-        `SELECT id, provider, native, previous_response_id, input, response FROM responses
+        `SELECT id, provider, model, native, upstream_base_url, previous_response_id, input, response FROM responses
          WHERE id = $1 AND organization_id = $2 AND expires_at > now()`, [id, org]);
       return r.rows[0] ? { value: r.rows[0] } : { missing: id };
     });

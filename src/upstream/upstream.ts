@@ -4,7 +4,7 @@ import type { ChatCompletion, ChatRequest, EmbeddingsRequest, EmbeddingsResult, 
 import { answerFault, GatewayError } from '../errors.js';
 import { mockChat, mockEmbeddings, mockStream } from '../providers/mock/index.js';
 import { adapterFor } from '../providers/registry.js';
-import { openaiResponses, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
+import { openaiResponses, responsesDeleteRequest, responsesRequest, type NativeBody } from '../providers/openai-compatible/responses.js';
 import { requestJson, requestStream } from './exchange.js';
 import { oneBatch, type StreamOutcome } from './stream-batches.js';
 import type { UpstreamPools } from './pools.js';
@@ -79,6 +79,15 @@ export class Upstream {
     const up = responsesRequest(target, body, true);
     const sent = keepSent ? up.body : '';
     return requestStream(this.pools, openaiResponses, up, signal, sent);
+  }
+
+  /**
+   * Deletes a response the upstream stores (native path). Any 2xx is done,
+   * whatever its body says; an error status rejects as any call's does (a 404
+   * as upstream_error with upstreamStatus 404).
+   */
+  deleteResponse(target: UpstreamTarget, id: string, signal: ClientSignal): Promise<void> {
+    return requestJson(this.pools, openaiResponses, responsesDeleteRequest(target, id), signal, () => undefined).then(() => undefined);
   }
 
   /** Not async, as chat() is not. */

@@ -1,11 +1,12 @@
 // A mock OpenAI-compatible server: POST {base}/chat/completions (JSON and SSE,
 // usage on a final empty-choices chunk when stream_options.include_usage is set,
-// as OpenAI documents) and POST {base}/embeddings. It echoes the last user message;
+// as OpenAI documents), POST {base}/embeddings, and the Responses API
+// (openai-responses-mock.ts). It echoes the last user message;
 // offered tools, it calls one (see `answer`); `n` choices come back, alike, and
 // interleaved when streamed; `response_format: json_schema` gets a matching object.
 import type { ServerResponse } from 'node:http';
 import { drainedOrClosed, startMockServer, sleep, splitWords, type MockUpstream, type RecordedRequest } from './mock-server.js';
-import { responsesEndpoint } from './openai-responses-mock.js';
+import { deleteResponseEndpoint, responsesEndpoint } from './openai-responses-mock.js';
 import { valueFor } from './schema-value.js';
 
 export const OPENAI_MOCK_KEY = 'sk-openai-mock-key';
@@ -160,6 +161,7 @@ export async function startOpenAIMock(apiKey: string | null = OPENAI_MOCK_KEY): 
     if (req.method === 'POST' && req.url.endsWith('/chat/completions')) return chat(req, res, mock);
     if (req.method === 'POST' && req.url.endsWith('/embeddings')) return embeddings(req, res, mock);
     if (req.method === 'POST' && req.url.endsWith('/responses')) return responsesEndpoint(req, res, mock);
+    if (req.method === 'DELETE' && /\/responses\/[^/]+$/.test(req.url)) return deleteResponseEndpoint(req, res);
     fail(res, 404, `Unknown path ${req.url}`);
   });
 }

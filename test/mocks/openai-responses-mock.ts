@@ -6,7 +6,9 @@
 // items is answered as text ("Tool said: ..."). As at OpenAI,
 // `previous_response_id` must name a response it made itself, and every
 // function_call_output must answer a call of that response or of the input,
-// or it answers 400.
+// or it answers 400. DELETE {base}/responses/{id} deletes one it made, as
+// OpenAI answers it; any other id is 404, as OpenAI's for an unknown or
+// already deleted response.
 import type { ServerResponse } from 'node:http';
 import type { MockUpstream, RecordedRequest } from './mock-server.js';
 
@@ -115,4 +117,13 @@ export function responsesEndpoint(req: RecordedRequest, res: ServerResponse, moc
   send('response.completed', { response });
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   res.end(frames.join(''));
+}
+
+export function deleteResponseEndpoint(req: RecordedRequest, res: ServerResponse): void {
+  const id = decodeURIComponent(req.url.slice(req.url.lastIndexOf('/') + 1));
+  const found = made.delete(id);
+  res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(found
+    ? { id, object: 'response', deleted: true }
+    : { error: { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null } }));
 }

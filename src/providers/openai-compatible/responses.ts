@@ -29,6 +29,19 @@ export function responsesRequest(target: UpstreamTarget, body: NativeBody, strea
   return { url: joinUrl(target.baseUrl, 'responses'), method: 'POST', headers, body: spliced ?? JSON.stringify({ ...body.value, ...members }) };
 }
 
+/**
+ * DELETE {base}/responses/{id}, with the credential a create sends. The id is
+ * appended, not resolved as a URL: an id is the upstream's own, one per
+ * response, which joinUrl's cache is not for.
+ */
+export function responsesDeleteRequest(target: UpstreamTarget, id: string): UpstreamRequest {
+  const headers: Record<string, string> = {};
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  const base = joinUrl(target.baseUrl, 'responses');
+  const tail = `/${encodeURIComponent(id)}`;
+  return { url: { origin: base.origin, path: base.path + tail, href: base.href + tail }, method: 'DELETE', headers, body: '' };
+}
+
 /** A Responses `error` event carries its members at the top: `{type: "error", code, message, param}`; its `type` is the event's. */
 function errorEventDetails(e: Record<string, unknown>): UpstreamErrorDetails {
   const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
