@@ -297,6 +297,16 @@ for (const http of HTTP_KINDS) {
       assert.deepEqual(rows.rows, [{ organization_id: 'acme', input: [{ type: 'message', role: 'user', content: 'x' }] }]);
     });
 
+    test('input_items of a native response: the stored input in OpenAI\'s shape, a string input as one input_text part, with an id stable across calls', async () => {
+      const r = await client.responses.create({ model: 'nat-model', input: 'list me' });
+      const a = await client.responses.inputItems.list(r.id);
+      const b = await client.responses.inputItems.list(r.id, { order: 'asc', limit: 1 });
+      assert.deepEqual(a.data, [{ id: a.data[0]!.id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list me' }], status: 'completed' }]);
+      assert.match(a.data[0]!.id!, /^msg_[0-9a-f]{48}$/);
+      assert.deepEqual(b.data, a.data);
+      assert.equal(b.has_more, false);
+    });
+
     test('a chain begun on a translated provider is replayed in full to a native one', async () => {
       const first = await client.responses.create({ model: 'up-model', input: 'translated turn' });
       assert.match(first.id, /^resp_[0-9a-f]{32}$/);

@@ -228,6 +228,78 @@ for (const http of HTTP_KINDS) {
       await assert.rejects(client.responses.retrieve(r.id), (e: any) => e.status === 404);
     });
 
+    /** 25 input items: messages with string and part content (one with its own id), a call and its output. */
+    const twentyFive = (): any[] => {
+      const items: any[] = [];
+      for (let i = 0; i < 22; i++) items.push({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` });
+      items[3] = { type: 'message', id: 'msg_callers_own', role: 'assistant', content: [{ type: 'output_text', text: 'turn 3', annotations: [] }] };
+      items.push({ type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' });
+      items.push({ type: 'function_call_output', call_id: 'call_1', output: 'found' });
+      items.push({ role: 'user', content: [{ type: 'input_text', text: 'last' }] });
+      return items;
+    };
+
+    test('input_items: the openai SDK pages 25 items by limit, order and after, auto-pagination included; every item has a stable id, in OpenAI\'s shape', async () => {
+      const r = await client.responses.create({ model: 'up-model', input: twentyFive() });
+      const list = (q: object) => client.responses.inputItems.list(r.id, q);
+      const first = await list({ limit: 10, order: 'asc' });
+      assert.equal(first.data.length, 10);
+      assert.equal(first.has_more, true);
+      assert.deepEqual(first.data[0], { id: first.data[0]!.id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'turn 0' }], status: 'completed' });
+      assert.match(first.data[0]!.id!, /^msg_[0-9a-f]{48}$/);
+      assert.deepEqual(first.data[1], { id: first.data[1]!.id, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'turn 1', annotations: [] }], status: 'completed' });
+      assert.equal(first.data[3]!.id, 'msg_callers_own', 'an id the caller sent is kept');
+
+      const asc: any[] = [];
+      for await (const it of list({ limit: 10, order: 'asc' })) asc.push(it);
+      assert.equal(asc.length, 25);
+      assert.deepEqual(asc.slice(0, 10), first.data, 'the same ids on every call');
+      assert.equal(new Set(asc.map((it) => it.id)).size, 25);
+      const texts = asc.map((it) => it.content?.[0]?.text ?? it.type);
+      assert.deepEqual(texts, [...Array.from({ length: 22 }, (_, i) => `turn ${i}`), 'function_call', 'function_call_output', 'last']);
+      assert.match(asc[22].id, /^fc_[0-9a-f]{48}$/);
+      assert.equal(asc[22].status, 'completed');
+      assert.match(asc[23].id, /^fco_[0-9a-f]{48}$/);
+      assert.deepEqual(asc[23], { id: asc[23].id, type: 'function_call_output', call_id: 'call_1', output: 'found', status: 'completed' });
+
+      const desc: any[] = [];
+      for await (const it of list({ limit: 7 })) desc.push(it);
+      assert.deepEqual(desc, [...asc].reverse(), 'newest first by default');
+
+      const after = await list({ order: 'asc', after: asc[4].id, limit: 3 });
+      assert.deepEqual(after.data.map((it) => it.id), asc.slice(5, 8).map((it) => it.id));
+      assert.equal(after.has_more, true);
+      const tail = await list({ order: 'asc', after: asc[21].id, limit: 3 });
+      assert.deepEqual(tail.data.map((it) => it.id), asc.slice(22).map((it) => it.id));
+      assert.equal(tail.has_more, false, 'exactly the last three');
+
+      const raw = await call(gw.url, acmeKey, 'GET', `/v1/responses/${r.id}/input_items`);
+      assert.equal(raw.status, 200);
+      assert.equal(raw.body.object, 'list');
+      assert.deepEqual(raw.body.data.map((it: any) => it.id), desc.slice(0, 20).map((it) => it.id), 'limit 20 by default');
+      assert.equal(raw.body.first_id, desc[0].id);
+      assert.equal(raw.body.last_id, desc[19].id);
+      assert.equal(raw.body.has_more, true);
+    });
+
+    test('input_items: a bad limit or order, or an after that names no item, is 400 naming it; include is accepted', async () => {
+      const r = await client.responses.create({ model: 'up-model', input: 'one item' });
+      const get = (q: string) => call(gw.url, acmeKey, 'GET', `/v1/responses/${r.id}/input_items?${q}`);
+      for (const [q, param] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=1.5', 'limit'], ['limit=ten', 'limit'], ['limit=', 'limit'],
+        ['order=newest', 'order'], ['after=msg_nope', 'after']] as const) {
+        const res = await get(q);
+        assert.equal(res.status, 400, q);
+        assert.equal(res.body.error.code, 'invalid_request', q);
+        assert.equal(res.body.error.param, param, q);
+      }
+      const ok = await get('limit=100&order=asc&include[]=message.input_image.image_url');
+      assert.equal(ok.status, 200);
+      assert.deepEqual(ok.body.data.map((it: any) => it.content), [[{ type: 'input_text', text: 'one item' }]]);
+      assert.equal(ok.body.has_more, false);
+      assert.equal((await get('limit=1&after=nothing_here')).body.error.param, 'after');
+      await assert.rejects(other.responses.inputItems.list(r.id), (e: any) => e.status === 404);
+    });
+
     test('text Postgres jsonb cannot hold (NUL, a lone surrogate) is stored, retrieved and continued unchanged', async () => {
       const text = 'nul \u0000 and a lone \ud800 end';
       const r = await client.responses.create({ model: 'up-model', input: text });

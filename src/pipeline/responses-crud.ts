@@ -2,6 +2,7 @@
 // responses only; any other id, deleted or expired, is 404 not_found. Any key
 // of the organisation may call them, as it may create responses.
 import { GatewayError } from '../errors.js';
+import { inputItemsPage, readPageQuery } from '../responses/input-items-page.js';
 import type { Handler } from './handle-request.js';
 import { NO_STORE, sendJson } from './reply.js';
 import { deleteHeldCopy } from './responses-held-copy.js';
@@ -20,14 +21,15 @@ export const getResponse: Handler = async (svc, ctx, req, res, [id]) => {
   sendJson(res, 200, JSON.stringify(row.response), ctx.requestId, NO_STORE);
 };
 
+/** A page of the stored input items, as OpenAI lists them (input-items-page.ts). */
 export const getResponseInputItems: Handler = async (svc, ctx, req, res, [id]) => {
   await authenticate(svc, ctx, req);
+  const query = readPageQuery(req.query);
   const row = await svc.responses.get(ctx.key!.organization_id, id!);
   if (!row) throw notFound(id!);
-  // Newest first, as the real API lists them by default.
-  const data = [...row.input].reverse();
+  const page = inputItemsPage(row.id, row.input, query);
   ctx.trace.status_code = 200;
-  sendJson(res, 200, JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false }), ctx.requestId, NO_STORE);
+  sendJson(res, 200, JSON.stringify(page), ctx.requestId, NO_STORE);
 };
 
 /**
