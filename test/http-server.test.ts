@@ -127,6 +127,32 @@ for (const http of HTTP_KINDS) {
       }
     });
 
+    test('a 204 says no Content-Length (RFC 9110 8.6), and the connection serves the next request', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const doomed = async () => {
+          const made = await raw(gw.url, { method: 'POST', path: '/v1/api-keys', headers: { authorization: `Bearer ${key}` }, body: '{"name":"doomed"}', agent });
+          assert.equal(made.status, 201);
+          return JSON.parse(made.body).id as string;
+        };
+        const del = await raw(gw.url, { method: 'DELETE', path: `/v1/api-keys/${await doomed()}`, headers: { authorization: `Bearer ${key}` }, agent });
+        assert.equal(del.status, 204);
+        assert.equal(del.body, '');
+        assert.equal(del.headers['content-length'], undefined);
+        const next = await raw(gw.url, { method: 'GET', path: '/healthz', agent });
+        assert.equal(next.status, 200);
+        assert.equal(next.reused, true);
+        // Asked to close: the 204 says so, and the server closes after it.
+        const { text, closedByServer } = await rawExchange(gw.url, `DELETE /v1/api-keys/${await doomed()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`, 2_000);
+        assert.match(text, /^HTTP\/1\.1 204 No Content\r\n/);
+        assert.doesNotMatch(text, /content-length/i);
+        assert.match(text, /\r\nconnection: close\r\n/i);
+        assert.equal(closedByServer, true);
+      } finally {
+        agent.destroy();
+      }
+    });
+
     test('a request that says Connection: close gets its answer, though more bytes follow it on the connection', async () => {
       // node's parser calls the bytes after such a request an error; answering that error took the connection from the answer still on its way.
       const auth = `Authorization: Bearer ${key}\r\n`;

@@ -88,9 +88,9 @@ class UwsResponse implements GatewayResponse {
       // response waiting for that body, so the connection's next request is never answered; given
       // only the close flag, it reads the missing length as 2^63. RFC 9110 lets the length go
       // unsaid, and uWS closes after a request that said `Connection: close` by itself.
-      // A 304 has no body either, and its length, if said, would be the page's (RFC 9110 8.6).
-      if (this.isHead || status === 304) this.res.endWithoutBody();
-      else if (body === undefined && status === 204) this.res.endWithoutBody(0, this.closeAfter);
+      // A 304 has no body either, and its length, if said, would be the page's; a 204 may say
+      // none at all (RFC 9110 8.6). A 204 closes only after a request that said so.
+      if (this.isHead || status === 304 || (status === 204 && body === undefined)) this.res.endWithoutBody();
       else this.res.end(body ?? '', this.closeAfter);
     });
   }
