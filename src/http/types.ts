@@ -83,7 +83,8 @@ export function guarded(opts: ServerOptions, res: GatewayResponse, fn: () => voi
  * The status line after the version, as uWS's writeStatus takes it: code and
  * reason. RFC 9112 4 wants the space after the code even with no reason; a
  * bare "304" (a status missing from a hand-kept table) sent `HTTP/1.1 304`.
- * node's own table names every registered status, a provider's 529 included.
+ * node's own table names every registered status; one it lacks (Anthropic's
+ * 529, passed through) gets a neutral phrase, which no client reads.
  */
 const STATUS_LINES = new Map<number, string>();
 export function statusLine(status: number): string {
