@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { createLogger } from './logger.js';
 import { loadConfig, type Config } from './config/load-config.js';
 import type { HttpChoice } from './http/create-server.js';
-import { createKey, ensureOrganizations, listKeys, revokeKey, type KeyRole } from './store/api-keys-repo.js';
+import { createKey, ensureOrganizations, listKeys, revokedKeyHash, revokeKey, type KeyRole } from './store/api-keys-repo.js';
 import { defaultDataDir, openDatabase, type Database } from './store/database.js';
 import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
@@ -128,14 +128,20 @@ keys.command('list')
 keys.command('revoke')
   .argument('<id>', 'key id (key_...)')
   .option('-c, --config <file>', 'config file, for redis.key_prefix')
-  .action(async (id: string, o: { config?: string }) => withDatabase(async (db) => {
-    const hash = await revokeKey(db.pool, id);
-    if (!hash) { process.stderr.write(`no active key ${id}\n`); process.exit(1); }
-    // With Redis every instance drops the key at once; without it, within auth.cache_ttl_ms.
+  .action(async (id: string, o: { config?: string }) => {
+    // The config first: read after the revoke, a bad one failed the command with the key revoked but
+    // not announced, and the retry then found no active key to announce.
     const prefix = loadConfig(o.config ?? env.SLUICE_CONFIG).redis.key_prefix;
-    const announced = redisUrl() ? await announceRevocation(redisUrl()!, prefix, hash, createLogger('error')) : false;
-    print({ id, revoked: true, announced });
-  }));
+    await withDatabase(async (db) => {
+      const revoked = await revokeKey(db.pool, id);
+      // A key revoked already is announced again: the retry of a revoke whose announcement failed.
+      const hash = revoked ?? await revokedKeyHash(db.pool, id);
+      if (!hash) { process.stderr.write(`no key ${id}\n`); process.exit(1); }
+      // With Redis every instance drops the key at once; without it, within auth.cache_ttl_ms.
+      const announced = redisUrl() ? await announceRevocation(redisUrl()!, prefix, hash, createLogger('error')) : false;
+      print({ id, revoked: true, ...(revoked ? {} : { already_revoked: true }), announced });
+    });
+  });
 
 program.command('migrate')
   .description('apply database migrations and exit')

@@ -72,8 +72,20 @@ describe('sluice CLI on an embedded Postgres', () => {
   });
 
   test('keys revoke: the running gateway refuses the key within seconds', async () => {
+    // A config it cannot read fails the command before anything changes: the key still works.
+    const bad = await runCli(['keys', 'revoke', keyId, '--config', join(dir, 'missing.yaml')], env);
+    assert.notEqual(bad.code, 0);
+    assert.equal((await chat(secret)).status, 200, 'not revoked by a command that failed');
     const r = await runCli(['keys', 'revoke', keyId], env);
     assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.json, { id: keyId, revoked: true, announced: false });
+    // Run again (its announcement lost, say), it announces again and succeeds.
+    const again = await runCli(['keys', 'revoke', keyId], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(again.json, { id: keyId, revoked: true, already_revoked: true, announced: false });
+    const none = await runCli(['keys', 'revoke', 'key_nope'], env);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /no key key_nope/);
     const t0 = Date.now();
     while ((await chat(secret)).status !== 401) {
       assert.ok(Date.now() - t0 < 3_000);

@@ -76,6 +76,12 @@ export async function revokeKey(pool: pg.Pool, id: string, org?: string): Promis
   return rows[0]?.key_hash;
 }
 
+/** The hash of a key revoked already, so that a retried revoke can announce it again. */
+export async function revokedKeyHash(pool: pg.Pool, id: string): Promise<Buffer | undefined> {
+  const { rows } = await pool.query<{ key_hash: Buffer }>('SELECT key_hash FROM api_keys WHERE id = $1 AND revoked_at IS NOT NULL', [id]);
+  return rows[0]?.key_hash;
+}
+
 export async function findKeyByHash(pool: pg.Pool, hash: Buffer): Promise<KeyRecord | undefined> {
   const { rows } = await pool.query<KeyRecord>(
     'SELECT id, organization_id, name, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
