@@ -117,6 +117,21 @@ describe('built-in DLP detectors', () => {
     assert.equal(scanWith(['ssn'], 'order 123456789, ref 123 456 789').redactions, 0);
   });
 
+  it('reads a decimal digit of any script as its value, and redacts it as written (until 2026-11-29 each passed)', () => {
+    const inScript = (s: string, zero: number): string => s.replace(/[0-9]/g, (d) => String.fromCodePoint(zero + Number(d)));
+    // Arabic-Indic, Persian, Devanagari, Bengali, NKo, Brahmi (beyond the BMP), mathematical monospace (a run of fifty).
+    for (const zero of [0x0660, 0x06f0, 0x0966, 0x09e6, 0x07c0, 0x11066, 0x1d7f6]) {
+      const card = inScript('4111 1111 1111 1111', zero);
+      assert.equal(scanWith(['card'], `charge ${card} please`).texts[0], 'charge [CARD_1] please', card);
+      assert.equal(scanWith(['ssn'], `SSN ${inScript('123-45-6789', zero)} on file`).texts[0], 'SSN [SSN_1] on file', card);
+      // Luhn reads the digits' values: a number that fails it as ASCII fails it so too.
+      const miss = `before ${inScript('4111 1111 1111 1112', zero)} after`;
+      assert.equal(scanWith('all', miss).texts[0], miss);
+    }
+    // Scripts mixed in one number, as a reader reads them all.
+    assert.equal(scanWith(['card'], `card 4111 ${inScript('1111', 0x0660)} 1111 ${inScript('1111', 0x0966)}.`).texts[0], 'card [CARD_1].');
+  });
+
   it('keeps "Bearer" and only replaces a bearer token of plausible length', () => {
     assert.equal(scanWith(['bearer_token'], 'Bearer short').redactions, 0);
     assert.equal(scanWith(['bearer_token'], 'the bearer of bad news').redactions, 0);
