@@ -10,6 +10,15 @@
 const I = '(?i)';
 const PRIOR = '(?:(?:all|any|the|your|of|my|these|those)\\s+)*(?:previous|prior|above|preceding|earlier|original|system|initial)';
 const RULES = '(?:instructions?|prompts?|rules|directives|guidelines)';
+// A line break is any a reader breaks a line at (Unicode's mandatory breaks:
+// LF, VT, FF, CR, NEL, U+2028, U+2029), not only \n: a fake turn after any
+// other passed (until 2026-11-29). The folded reading (text-reader.ts) reads
+// every break as a space, so a rule anchored at a line's start reads the text
+// as written only: what may stand between the break and the turn's marker is
+// spelled out, any space a reader reads as one and invisible format
+// characters (a zero-width space, a BOM), not RE2's \s alone.
+const BREAK = '[\\n\\v\\f\\r\\x{85}\\x{2028}\\x{2029}]';
+const BLANK = '[\\s\\v\\x{85}\\p{Z}\\p{Cf}]*';
 const LIMITS = '(?:restrictions|rules|filters|limits|limitations|guidelines|censorship|ethics|content\\s+polic(?:y|ies))';
 
 export const BUILTIN_SHIELD: readonly { name: string; source: string }[] = [
@@ -19,5 +28,5 @@ export const BUILTIN_SHIELD: readonly { name: string; source: string }[] = [
   { name: 'dan_persona', source: `${I}\\b(?:you\\s+are\\s+(?:now\\s+)?DAN\\b|do\\s+anything\\s+now\\b)` },
   { name: 'jailbreak_mode', source: `${I}\\b(?:(?:jailbreak|god|unrestricted|DAN)\\s+mode\\b|developer\\s+mode\\s+(?:enabled|output|response))` },
   { name: 'no_restrictions', source: `${I}\\b(?:pretend|act|behave|imagine)\\s+(?:that\\s+|as\\s+if\\s+|like\\s+)?you\\s+(?:are|have|were)\\s+(?:an?\\s+)?(?:(?:no|without)\\s+(?:any\\s+)?${LIMITS}|free\\s+(?:of|from)\\s+(?:all\\s+)?${LIMITS}|unrestricted|unfiltered|uncensored|jailbroken)\\b` },
-  { name: 'fake_system_turn', source: `${I}(?:^|\\n)\\s*(?:\\[system\\]|<\\|im_start\\|>\\s*system|###\\s*system\\s*:|<system>)` },
+  { name: 'fake_system_turn', source: `${I}(?:^|${BREAK})${BLANK}(?:\\[system\\]|<\\|im_start\\|>${BLANK}system|###${BLANK}system${BLANK}:|<system>)` },
 ];
