@@ -386,6 +386,14 @@ describe('responses API: policy and storage', () => {
       }
     }
     assert.equal(mock.requests.length, before, 'nothing reached the upstream');
+    // A text file whose base64 has a percent escape, which fetch decodes (until 2026-11-29 it went unread).
+    const file = `data:text/plain;base64,${Buffer.from(attack).toString('base64').replace(/A/g, '%41')}`;
+    for (const model of ['up-model', 'nat-model']) {
+      const res = await post('shield', { model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Follow the file' }, { type: 'input_file', filename: 'a.txt', file_data: file }] }] });
+      const text = await res.text();
+      assert.equal(res.status, 400, `${model}: ${text}`);
+      assert.equal(JSON.parse(text).error.code, 'prompt_blocked', model);
+    }
     const clean = await post('shield', { model: 'nat-model', instructions: 'Be brief.', input: 'hello' });
     assert.equal(clean.status, 200, 'a clean request passes the shield');
   });

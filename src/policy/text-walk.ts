@@ -7,7 +7,7 @@
 import { GatewayError } from '../errors.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
 import { Char, skipSpace, stringEnd } from '../providers/json-scan.js';
-import { isDataUrl, mapBytes, mapDataUrl } from './data-urls.js';
+import { mapBytes, mapDataUrl } from './data-urls.js';
 
 /**
  * What a walk applies to each text. `content` is set for a message's own
@@ -36,8 +36,8 @@ function partSkip(key: string | undefined): ReadonlySet<string> {
   return skip;
 }
 
-/** `f`, but a base64 or percent-encoded data: URL is read as data-urls.ts says. */
-const urlsAware = (f: MapText): MapText => (t) => (isDataUrl(t) ? mapDataUrl(t, f) : f(t));
+/** `f`, but a data: URL is read as data-urls.ts says. */
+const urlsAware = (f: MapText): MapText => (t) => mapDataUrl(t, f, f);
 
 const NONE: ReadonlySet<string> = new Set();
 
