@@ -417,6 +417,28 @@ for (const http of HTTP_KINDS) {
       assert.equal(((await attack.json()) as any).error.code, 'prompt_blocked');
     });
 
+    test('DLP reads a number past 2^53 in any member as the body writes it, not as JSON.parse rounds it (until 2026-11-29 such a card went upstream whole)', async () => {
+      const send = (body: string) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys.buffered}` }, body });
+      // Luhn-valid as written; JSON.parse reads 4111111111111111000 and 41111111111111112, which fail it.
+      const bodies = [
+        '{"model":"up-model","messages":[{"role":"user","content":"hi"}],"metadata":{"card":4111111111111111110}}',
+        '{"model":"up-model","messages":[{"role":"user","content":"hi"}],"x_card":41111111111111113}',
+        '{"model":"up-model","messages":[{"role":"user","content":"hi","card":4111111111111111110}]}',
+        '{"model":"up-model","messages":[{"role":"user","content":"hi"}],"metadata":{"cards":[4111111111111111110,"x",41111111111111113]}}',
+      ];
+      for (const body of bodies) {
+        const res = await send(body);
+        assert.equal(res.status, 200, await res.clone().text());
+        const wire = mock.requests.at(-1)!.text;
+        assert.ok(!/4111111111111111110|41111111111111113/.test(wire), `${body}: ${wire}`);
+        assert.match(wire, /"\[CARD_1\]"/, wire);
+      }
+      // A long number that is no card is left alone, and goes as the caller wrote it.
+      const id = '{"model":"up-model","messages":[{"role":"user","content":"hi"}],"metadata":{"trace":12345678901234567891}}';
+      assert.equal((await send(id)).status, 200);
+      assert.match(mock.requests.at(-1)!.text, /"trace":12345678901234567891\b/);
+    });
+
     test('dry run shows counts by type, never the values, and calls no upstream', async () => {
       const n = mock.requests.length;
       const res = await chat('buffered', 'mail bob@example.org or carol@example.org', {}, { 'gateway-dry-run': 'true' });

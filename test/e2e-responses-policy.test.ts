@@ -185,6 +185,21 @@ describe('responses API: policy and storage', () => {
     assert.match(mock.requests.at(-1)!.body.user, /^\[EMAIL_\d\]$/);
   });
 
+  test('DLP reads a number past 2^53 as the body writes it: a 19-digit card in a member sluice does not know, of the request or an item, is redacted on the native path (until 2026-11-29 it went upstream whole)', async () => {
+    mock.replay = undefined;
+    // The translated path refuses members it does not know.
+    for (const model of ['nat-model']) {
+      const body = `{"model":"${model}","input":[{"role":"user","content":"hi","x_card":4111111111111111110}],"x_vendor":{"card":4111111111111111110}}`;
+      const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${keys.dlp}` }, body });
+      assert.equal(res.status, 200, await res.clone().text());
+      const wire = mock.requests.at(-1)!.text;
+      assert.ok(!wire.includes('4111111111111111110'), `${model}: ${wire}`);
+      assert.equal(mock.requests.at(-1)!.body.x_vendor.card, '[CARD_1]');
+      assert.equal(mock.requests.at(-1)!.body.input[0].x_card, '[CARD_1]');
+      assert.ok(!JSON.stringify(await res.json()).includes('4111111111111111110'), `${model}: the echo holds what was sent`);
+    }
+  });
+
   test('DLP on the native path reads prompt_cache_key, as chat does, and a web_search tool\'s user_location but its type', async () => {
     mock.replay = undefined;
     const tools = [

@@ -8,6 +8,7 @@ import type { Services } from './services.js';
 import type { RequestContext } from './request-context.js';
 import { collectTexts, replaceTexts, type ChatTexts } from './message-texts.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
+import { withSource } from '../policy/text-walk.js';
 
 /** True when the caller's organisation has an input policy to apply. */
 export const scansInput = (svc: Services, org: string): boolean => !!svc.policy && !!svc.config.organizations.get(org)?.policy;
@@ -44,8 +45,9 @@ export function guardChat(svc: Services, ctx: RequestContext, chat: ChatRequest,
 }
 
 async function scanChat(svc: Services, ctx: RequestContext, chat: ChatRequest, text: string): Promise<Guarded> {
-  const { texts, groups } = collectTexts(chat);
+  // A number JSON.parse rounded is read as the body writes it too, as the upstream is sent it (text-walk.ts).
+  const { texts, groups } = withSource(text, () => collectTexts(chat));
   const scan = await guardTexts(svc, ctx, texts, groups);
   if (!scan || scan.redactions === 0) return { messages: chat.messages, raw: chat.raw, scan, callerText: keysReadOneWay(text) ? text : undefined };
-  return { ...replaceTexts(chat, scan.texts), scan, callerText: undefined };
+  return { ...withSource(text, () => replaceTexts(chat, scan.texts)), scan, callerText: undefined };
 }

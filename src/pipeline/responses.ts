@@ -18,6 +18,7 @@ import { storingAllowed, type Prepared } from './responses-common.js';
 import { chainItems, resolveReferences } from './responses-conversation.js';
 import { definitionChars, mediaChars } from '../routing/token-estimate.js';
 import { keysReadOneWay } from '../providers/json-keys.js';
+import { withSource } from '../policy/text-walk.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
 import { authenticate, type Services } from './services.js';
@@ -44,7 +45,8 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   // moderated, never scanned as input, and a caller sending them back by hand would have them scanned.
   const scanning = scansInput(svc, org);
   const input = { instructions: r.instructions, items: scanning ? [...history, ...resolved.items] : resolved.items, raw: scanning ? r.raw : undefined };
-  const { texts, groups } = collectInputTexts(input);
+  // A number JSON.parse rounded is read as the body writes it too, as the native upstream is sent it (text-walk.ts).
+  const { texts, groups } = withSource(body.text, () => collectInputTexts(input));
   const counted = scanning ? texts : [...texts, ...collectInputTexts({ instructions: undefined, items: history }).texts];
   // The same estimate as chat's: about four characters a token, plus framing per item.
   // Tools and schemas are prompt too, and a media part is counted as the provider bills it, not by its URL's length.
@@ -53,7 +55,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const route = await admitAndRoute(svc, ctx, { model: r.model, promptTokens, maxTokens: r.max_output_tokens }, dryRun);
 
   const scan = await guardTexts(svc, ctx, texts, groups);
-  const replaced = scan && scan.redactions > 0 ? replaceInputTexts(input, scan.texts) : input;
+  const replaced = scan && scan.redactions > 0 ? withSource(body.text, () => replaceInputTexts(input, scan.texts)) : input;
   // Unchanged and with no reference, the input is the caller's own array: the native path splices the caller's text only then.
   const guarded = replaced === input ? { ...input, items: resolved.items } : { ...replaced, items: replaced.items.slice(history.length) };
   const scannedHistory = replaced !== input ? replaced.items.slice(0, history.length) : [];

@@ -128,8 +128,65 @@ function isJsonContainer(text: string): boolean {
 }
 
 /**
+ * The text a request's body was parsed from, while a walk of it runs (withSource).
+ * JSON.parse rounds a number past 2^53 (4111111111111111110 reads as
+ * …000), while an OpenAI-compatible upstream is sent the caller's digits:
+ * read as parsed, a 19-digit card in `metadata`, an unknown member or a
+ * message's extra member failed Luhn and went upstream whole (until
+ * 2026-11-29). Such a number is rare, so the text is searched for the
+ * literals that parse to it only when a walk meets one, once a walk.
+ */
+class NumberSource {
+  #rounded: Map<number, string[]> | undefined;
+  constructor(private readonly text: string) {}
+
+  /** The literals outside strings that parse to `value` but are not how JavaScript writes it. */
+  literals(value: number): readonly string[] {
+    this.#rounded ??= roundedLiterals(this.text);
+    return this.#rounded.get(value) ?? [];
+  }
+}
+
+const BEYOND_EXACT = 2 ** 53;
+
+function roundedLiterals(text: string): Map<number, string[]> {
+  const found = new Map<number, string[]>();
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === Char.Quote) {
+      i = stringEnd(text, i) - 1;
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      let end = i + 1;
+      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
+      const literal = text.slice(i, end);
+      const n = Number(literal);
+      if (Math.abs(n) >= BEYOND_EXACT && String(n) !== literal) {
+        const list = found.get(n);
+        if (list === undefined) found.set(n, [literal]);
+        else if (!list.includes(literal)) list.push(literal);
+      }
+      i = end - 1;
+    }
+  }
+  return found;
+}
+
+let source: NumberSource | undefined;
+
+/** `walk()` with every number past 2^53 that mapJson meets also read as `text`, the body it was parsed from, writes it. */
+export function withSource<T>(text: string | undefined, walk: () => T): T {
+  const outer = source;
+  source = text === undefined ? undefined : new NumberSource(text);
+  try {
+    return walk();
+  } finally {
+    source = outer;
+  }
+}
+
+/**
  * JSON values, leaf by leaf: each key and string, and each number as its
- * text. A number that must be redacted becomes its placeholder string, so the
+ * text (past 2^53, also as the body's text writes it: withSource). A number that must be redacted becomes its placeholder string, so the
  * result is still JSON (`{"card":4111…}` → `{"card":"[CARD_1]"}`) where
  * redacting the raw text would have made it unparseable. A redacted key keeps
  * its member's place.
@@ -137,9 +194,18 @@ function isJsonContainer(text: string): boolean {
 export function mapJson(value: unknown, f: MapText): unknown {
   if (typeof value === 'string') return f(value);
   if (typeof value === 'number') {
+    // As written first, as mapJsonText reads a number; every reading is made, so a walk's texts are the same each time.
+    let changed: string | undefined;
+    if (source !== undefined && Math.abs(value) >= BEYOND_EXACT) {
+      for (const literal of source.literals(value)) {
+        const t = f(literal);
+        if (t !== literal) changed ??= t;
+      }
+    }
     const text = String(value);
     const t = f(text);
-    return t === text ? value : t;
+    if (t !== text) changed ??= t;
+    return changed ?? value;
   }
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
