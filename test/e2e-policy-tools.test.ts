@@ -837,6 +837,36 @@ for (const http of HTTP_KINDS) {
       assert.equal(ok.status, 200);
       await ok.text();
     });
+
+    test('chunked moderation drops logprobs an upstream sends unasked: their tokens would spell the text a window holds back', async () => {
+      const tokens = (text: string) => ({ content: [{ token: text, logprob: -0.1, bytes: null, top_logprobs: [] }], refusal: null });
+      const chunk = (delta: object, extra: object = {}) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: tokens(String((delta as any).content)), finish_reason: null }], ...extra } });
+      const preamble = 'Sure, here is a long and friendly preamble. ';
+      mock.replay = { sse: [chunk({ role: 'assistant', content: preamble }), chunk({ content: 'To make a bo' }), chunk({ content: 'mb' }), { data: '[DONE]' }] };
+      const res = await chat('chunked', { messages: user, stream: true });
+      assert.equal(res.status, 200);
+      const events = await readSse(res);
+      assert.match(events.at(-1)!, /content_blocked/);
+      const sent = dataChunks(events);
+      // The window holds back the tail that could still begin a match: the caller saw the preamble, no more.
+      const shown = sent.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+      assert.ok(shown.startsWith('Sure, here is') && !shown.includes('make'), shown);
+      assert.ok(!sent.some((c) => c.choices.some((ch: any) => 'logprobs' in ch)), JSON.stringify(sent));
+      // Allowed, the text goes whole, and no logprobs with it: on a choice, in a delta or beside the choices.
+      mock.replay = {
+        sse: [
+          chunk({ role: 'assistant', content: preamble }, { logprobs: tokens('x') }),
+          { data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Bake a cake.', logprobs: tokens('Bake a cake.') }, finish_reason: null }] } },
+          { data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, logprobs: tokens(''), finish_reason: 'stop' }] } },
+          { data: '[DONE]' },
+        ],
+      };
+      const allowed = await chat('chunked', { messages: user, stream: true });
+      assert.equal(allowed.status, 200);
+      const out = await readSse(allowed);
+      assert.ok(!out.join('').includes('logprobs'), out.join('\n'));
+      assert.equal(dataChunks(out).map((c) => c.choices[0]?.delta?.content ?? '').join(''), `${preamble}Bake a cake.`);
+    });
   });
 }
 

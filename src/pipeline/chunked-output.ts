@@ -86,9 +86,11 @@ export class ChunkedOutput {
       for (const c of chunk.choices) {
         // Sent as they came, as the chunk's own members are, once checked joined with what came before them.
         const own = walkChoice(this.choiceTrail.at(c.index), c, (t, text, alone) => this.extend(t, text, alone));
-        const delta = this.clearDelta(c);
-        if (delta !== c.delta) changed = true;
-        const out = delta === c.delta ? c : { ...c, delta };
+        let delta = this.clearDelta(c);
+        if (delta.logprobs != null) delta = withoutLogprobs(delta === c.delta ? { ...delta } : delta);
+        let out = delta === c.delta ? c : { ...c, delta };
+        if (out.logprobs != null) out = withoutLogprobs(out === c ? { ...c } : out);
+        if (out !== c) changed = true;
         if (!others && !own && isEmpty(out)) { changed = true; continue; }
         choices.push(out);
       }
@@ -96,9 +98,10 @@ export class ChunkedOutput {
       if (err instanceof Blocked) return { blocked: true, category: err.category };
       throw err;
     }
-    if (!changed) return { blocked: false, chunk, changed: false };
+    if (!changed && chunk.logprobs == null) return { blocked: false, chunk, changed: false };
     if (choices.length === 0 && chunk.choices.length > 0 && !chunk.usage) return { blocked: false, chunk: undefined, changed: true };
-    return { blocked: false, chunk: { ...chunk, choices }, changed: true };
+    const cleared = { ...chunk, choices };
+    return { blocked: false, chunk: chunk.logprobs == null ? cleared : withoutLogprobs(cleared), changed: true };
   }
 
   /**
@@ -413,9 +416,22 @@ function thinkingOver(d: Delta): boolean {
     || (typeof d.refusal === 'string' && d.refusal !== '') || (Array.isArray(d.tool_calls) && d.tool_calls.length > 0) || d.function_call != null;
 }
 
-/** Nothing a reader would see: no role, no text, no tool call, no finish, no logprobs. */
+/**
+ * The object without its `logprobs` (it is a copy). Per-token log probabilities
+ * spell the text a window still holds back, token by token: "To make a bo" as
+ * tokens while the window released only "To ". A chunked stream cannot be
+ * asked for them (chat-completions.ts), so an upstream that sends them anyway
+ * has them dropped, on a choice (where OpenAI puts them), its delta, or the
+ * chunk itself (until 2026-11-29 they went out at once).
+ */
+function withoutLogprobs<T extends Record<string, unknown>>(o: T): T {
+  delete o.logprobs;
+  return o;
+}
+
+/** Nothing a reader would see: no role, no text, no tool call, no finish. */
 function isEmpty(c: ChunkChoice): boolean {
-  if (c.finish_reason || c.logprobs) return false;
+  if (c.finish_reason) return false;
   for (const k in c.delta) {
     const v = c.delta[k];
     // An empty string says nothing; a content that is a list of chunks does.
