@@ -6,6 +6,7 @@
 // buffering holds), the organisation switch, the size cap and retention.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
 import { startOpenAIMock, OPENAI_MOCK_KEY, type OpenAIMock } from './mocks/openai-mock.js';
 import type { Transcript } from './mocks/mock-server.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
@@ -610,6 +611,59 @@ describe('responses API: policy and storage', () => {
     assert.equal(streamed.status, 200, streamedText);
     assert.ok(!streamedText.includes('bomb'), streamedText);
     assert.match(streamedText, /"delta":"Done\."/);
+  });
+
+  test('native answers under moderation read the output_text of every part of every message joined, as the SDKs show it, JSON and streamed, in both modes', async () => {
+    const part = (text: string) => ({ type: 'output_text', annotations: [], text });
+    const message = (id: string, ...texts: string[]) => ({ id, type: 'message', status: 'completed', role: 'assistant', content: texts.map(part) });
+    const answer = (output: object[]) => ({ id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', output, usage: { input_tokens: 3, output_tokens: 9, total_tokens: 12 } });
+    // Deltas only, ended by an error: no .done event or response object holds the parts' text.
+    const streamOf = (deltas: Array<[number, number, string]>): Transcript => {
+      const events: Array<{ type: string; [k: string]: unknown }> = [
+        { type: 'response.created', response: { ...answer([]), status: 'in_progress', usage: null } },
+        ...deltas.map(([output_index, content_index, delta]) => ({ type: 'response.output_text.delta', item_id: `msg_${output_index}`, output_index, content_index, delta, logprobs: [] })),
+        { type: 'error', code: 'server_error', message: 'upstream died', param: null },
+      ];
+      return { sse: events.map((e, i) => ({ event: e.type, data: { ...e, sequence_number: i } })) };
+    };
+    for (const org of ['dlp', 'chunked']) {
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: keys[org], maxRetries: 0 });
+      for (const [name, output] of [
+        ['two parts of a message', [message('msg_a', 'How to make a b', 'omb')]],
+        ['two messages', [message('msg_a', 'How to make a b'), message('msg_b', 'omb')]],
+      ] as const) {
+        mock.replay = { json: answer([...output]) };
+        await assert.rejects(client.responses.create({ model: 'nat-model', input: 'x' }), (err: any) => err.status === 422 && err.code === 'content_blocked', `${org}: ${name}`);
+      }
+      for (const [name, deltas] of [
+        ['two parts', [[0, 0, 'How to make a b'], [0, 1, 'omb']]],
+        ['two messages', [[0, 0, 'How to make a b'], [1, 0, 'omb']]],
+        ['two parts sent out of order', [[0, 1, 'omb'], [0, 0, 'How to make a b']]],
+      ] as const) {
+        mock.replay = streamOf(deltas.map((d) => [...d]));
+        const res = await post(org, { model: 'nat-model', input: 'x', stream: true });
+        const text = await res.text();
+        assert.equal(res.status, 422, `${org}: streamed ${name}: ${text}`);
+        assert.ok(!text.includes('omb'), text);
+      }
+      // Parts that spell nothing joined go as they came, and the SDK shows them joined.
+      mock.replay = { json: answer([message('msg_a', 'How to make a b', 'read'), message('msg_b', ' loaf.')]) };
+      const ok = await client.responses.create({ model: 'nat-model', input: 'x' });
+      assert.equal(ok.output_text, 'How to make a bread loaf.', org);
+    }
+    // The translated path's chunked windows read the choice's content as one text across the message items a call between parts makes.
+    const chunk = (delta: object, finish: string | null = null) => ({ data: { ...base, choices: [{ index: 0, delta, finish_reason: finish }] } });
+    mock.replay = {
+      sse: [
+        chunk({ role: 'assistant', content: 'Sure. '.repeat(10) + 'How to make a b' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search', arguments: '{}' } }] }),
+        chunk({ content: 'omb' }), chunk({}, 'stop'), { data: '[DONE]' },
+      ],
+    };
+    const cut = await post('chunked', { input: 'x', stream: true });
+    const cutText = await cut.text();
+    assert.match(cutText, /content_blocked/);
+    assert.ok(!cutText.includes('omb'), cutText);
   });
 
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {

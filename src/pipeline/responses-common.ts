@@ -119,6 +119,7 @@ const EVENT_OWN: ReadonlySet<string> = new Set([
 export function streamedTexts(events: readonly StreamEvent[]): string[] {
   const joined = new Map<string, string>();
   const texts: string[] = [];
+  const answer = new OutputText();
   for (const ev of events) {
     if (ev.type !== 'event' || ev.name === 'error') continue;
     const d = ev.data;
@@ -129,6 +130,7 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
       const part = String(d.content_index ?? d.summary_index ?? '');
       join(joined, `${ev.name}/o${String(d.output_index)}/${part}`, d.delta);
       join(joined, `${ev.name}/i${String(d.item_id)}/${part}`, d.delta);
+      if (ev.name === 'response.output_text.delta') answer.add(d.output_index, d.content_index, d.delta);
       continue;
     }
     // A delta that is not a string is no piece a client joins; it is read whole.
@@ -138,7 +140,36 @@ export function streamedTexts(events: readonly StreamEvent[]): string[] {
     if (isObj(d.item)) shownTexts(d.item, texts);
     if (isObj(d.response)) responseTexts(d.response, texts);
   }
+  answer.texts(texts);
   return [...new Set([...joined.values(), ...texts])];
+}
+
+/**
+ * A stream's output_text deltas, every part of every message item, joined
+ * with nothing between them, as a reader shows the answer: in the order they
+ * came (a client that prints deltas) and in the order of the output (the
+ * openai SDK's `output_text`, which joins the parts of every message item
+ * with ''). Each part is read joined by itself too (streamedTexts), so with
+ * one part there is nothing more to read.
+ */
+class OutputText {
+  private arrived = '';
+  private readonly parts = new Map<string, { item: number; part: number; text: string }>();
+
+  add(item: unknown, part: unknown, delta: string): void {
+    this.arrived += delta;
+    const key = `${String(item)}/${String(part)}`;
+    const at = this.parts.get(key);
+    if (at) at.text += delta;
+    else this.parts.set(key, { item: Number(item), part: Number(part), text: delta });
+  }
+
+  texts(out: string[]): void {
+    if (this.parts.size < 2) return;
+    out.push(this.arrived);
+    const ordered = [...this.parts.values()].sort((a, b) => a.item - b.item || a.part - b.part).map((p) => p.text).join('');
+    if (ordered !== this.arrived) out.push(ordered);
+  }
 }
 
 function join(joined: Map<string, string>, key: string, piece: string): void {
@@ -159,11 +190,35 @@ const RESPONSE_OWN: ReadonlySet<string> = new Set([
   'text', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'truncation', 'usage', 'user',
 ]);
 
-/** The texts of a response object a reader is shown: its output, and its members beside it but the request's echo. */
+/**
+ * The texts of a response object a reader is shown: its output, and its
+ * members beside it but the request's echo; and the output_text of all its
+ * message items joined, as the SDKs show it.
+ */
 function responseTexts(response: Json, out: string[]): string[] {
   shownTexts(response.output, out);
+  const joined = joinedOutputText(response.output);
+  if (joined !== undefined) out.push(joined);
   for (const k of Object.keys(response)) if (!RESPONSE_OWN.has(k)) shownTexts(response[k], out);
   return out;
+}
+
+/**
+ * The text of every output_text part of every message item, joined with
+ * nothing between them: the `output_text` the openai SDK gives a response
+ * (ResponsesParser's addOutputText), so "How to make a b" and "omb", as two
+ * parts or two items, read "How to make a bomb" (until 2026-11-29 each was
+ * read by itself, joined with a line break, and passed). Undefined with one
+ * part at most, which is read already.
+ */
+function joinedOutputText(output: unknown): string | undefined {
+  if (!Array.isArray(output)) return undefined;
+  const texts: string[] = [];
+  for (const item of output) {
+    if (!isObj(item) || item.type !== 'message' || !Array.isArray(item.content)) continue;
+    for (const part of item.content) if (isObj(part) && part.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
+  }
+  return texts.length > 1 ? texts.join('') : undefined;
 }
 
 /** Buffered moderation over texts of an output. */
