@@ -838,6 +838,34 @@ for (const http of HTTP_KINDS) {
       await ok.text();
     });
 
+    test('moderation refuses top_logprobs, JSON and stream, and empties the alternatives an upstream sends unasked: they are text the answer does not hold', async () => {
+      for (const org of ['buffered', 'chunked']) {
+        const n = mock.requests.length;
+        for (const stream of [false, true]) {
+          const res = await chat(org, { messages: user, stream, top_logprobs: 1, ...(stream && org === 'chunked' ? {} : { logprobs: true }) });
+          assert.equal(res.status, 400, `${org} stream ${stream}`);
+          assert.equal(((await res.json()) as any).error.param, 'top_logprobs', `${org} stream ${stream}`);
+        }
+        assert.equal(mock.requests.length, n, `${org}: refused before any upstream call`);
+        // "Make" and " a bomb" ranked beside "Mix flour": read together, what the rule blocks.
+        const logprobs = {
+          content: [
+            { token: 'Mix', logprob: -0.1, bytes: [77, 105, 120], top_logprobs: [{ token: 'Make', logprob: -0.3, bytes: null }] },
+            { token: ' flour', logprob: -0.9, bytes: null, top_logprobs: [{ token: ' a bomb', logprob: -0.6, bytes: null }] },
+          ],
+          refusal: null,
+        };
+        mock.replay = { json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: 'Mix flour' }, logprobs, finish_reason: 'stop' }], usage } };
+        const res = await chat(org, { messages: user, logprobs: true });
+        const text = await res.text();
+        assert.equal(res.status, 200, text);
+        assert.ok(!text.includes('bomb') && !text.includes('Make'), text);
+        const got = JSON.parse(text).choices[0];
+        assert.equal(got.message.content, 'Mix flour');
+        assert.deepEqual(got.logprobs, { ...logprobs, content: logprobs.content.map((t) => ({ ...t, top_logprobs: [] })) });
+      }
+    });
+
     test('chunked moderation drops logprobs an upstream sends unasked: their tokens would spell the text a window holds back', async () => {
       const tokens = (text: string) => ({ content: [{ token: text, logprob: -0.1, bytes: null, top_logprobs: [] }], refusal: null });
       const chunk = (delta: object, extra: object = {}) => ({ data: { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: tokens(String((delta as any).content)), finish_reason: null }], ...extra } });

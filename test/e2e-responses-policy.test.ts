@@ -666,6 +666,59 @@ describe('responses API: policy and storage', () => {
     assert.ok(!cutText.includes('omb'), cutText);
   });
 
+  test('moderation refuses top_logprobs on both paths, and empties the alternatives a native upstream sends unasked, JSON and streamed', async () => {
+    const n = mock.requests.length;
+    for (const org of ['dlp', 'chunked']) {
+      for (const model of ['up-model', 'nat-model']) {
+        const res = await post(org, { model, input: 'hi', top_logprobs: 2, include: ['message.output_text.logprobs'] });
+        assert.equal(res.status, 400, `${org} ${model}`);
+        assert.equal(((await res.json()) as any).error.param, 'top_logprobs', `${org} ${model}`);
+      }
+    }
+    assert.equal(mock.requests.length, n, 'refused before any upstream call');
+    // "Make" and " a bomb" ranked beside "Mix flour": read together, what the rule blocks.
+    const tokens = [
+      { token: 'Mix', logprob: -0.1, bytes: [77, 105, 120], top_logprobs: [{ token: 'Make', logprob: -0.3, bytes: [] }] },
+      { token: ' flour', logprob: -0.9, bytes: [], top_logprobs: [{ token: ' a bomb', logprob: -0.6, bytes: [] }] },
+    ];
+    const emptied = tokens.map((t) => ({ ...t, top_logprobs: [] }));
+    const part = { type: 'output_text', annotations: [], logprobs: tokens, text: 'Mix flour' };
+    const message = { id: 'msg_up1', type: 'message', status: 'completed', role: 'assistant', content: [part] };
+    const answer = { id: 'resp_up1', object: 'response', created_at: 1_700_000_000, status: 'completed', model: 'nat-model', output: [message], usage: { input_tokens: 3, output_tokens: 9, total_tokens: 12 } };
+    for (const org of ['dlp', 'chunked']) {
+      mock.replay = { json: answer };
+      const res = await post(org, { model: 'nat-model', input: 'x', include: ['message.output_text.logprobs'] });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      assert.ok(!text.includes('bomb') && !text.includes('Make'), text);
+      const got = JSON.parse(text).output[0].content[0];
+      assert.equal(got.text, 'Mix flour');
+      assert.deepEqual(got.logprobs, emptied);
+    }
+    // Streamed, in every event that carries them: a text delta and its .done, the part, the item, the response.
+    const base = { item_id: 'msg_up1', output_index: 0, content_index: 0 };
+    const events: Array<{ type: string; [k: string]: unknown }> = [
+      { type: 'response.created', response: { ...answer, status: 'in_progress', output: [], usage: null } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.content_part.added', ...base, part: { ...part, text: '', logprobs: [] } },
+      { type: 'response.output_text.delta', ...base, delta: 'Mix', logprobs: tokens.slice(0, 1) },
+      { type: 'response.output_text.delta', ...base, delta: ' flour', logprobs: tokens.slice(1) },
+      { type: 'response.output_text.done', ...base, text: 'Mix flour', logprobs: tokens },
+      { type: 'response.content_part.done', ...base, part },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+      { type: 'response.completed', response: answer },
+    ];
+    mock.replay = { sse: events.map((e, i) => ({ event: e.type, data: { ...e, sequence_number: i } })) };
+    const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true, include: ['message.output_text.logprobs'] });
+    const sent = await readSse(res);
+    assert.equal(res.status, 200);
+    assert.ok(!sent.join('').includes('bomb') && !sent.join('').includes('Make'), sent.join('\n'));
+    const data = sent.map((e) => JSON.parse(e.split('\ndata: ')[1]!));
+    assert.deepEqual(data.map((d) => d.type), events.map((e) => e.type));
+    assert.deepEqual(data.filter((d) => d.type === 'response.output_text.delta').flatMap((d) => d.logprobs), emptied, 'the tokens themselves go');
+    assert.deepEqual(data.find((d) => d.type === 'response.completed').response.output[0].content[0].logprobs, emptied);
+  });
+
   test('native stream under moderation holds at most upstream.max_response_bytes, then fails before any byte', async () => {
     mock.replay = nativeStream('text', Array.from({ length: 400 }, () => 'padding padding padding padding padding padding padding padding padding padding '), 'response.completed');
     const res = await post('dlp', { model: 'nat-model', input: 'x', stream: true });

@@ -82,6 +82,8 @@ for (const http of HTTP_KINDS) {
     }
 
     for (const org of ORGS) for (const f of successes) {
+      // Under moderation a token's alternatives cannot be asked for: the next test replays these transcripts unasked.
+      if (org.policy && f.request.top_logprobs) continue;
       test(`${org.label}: ${f.name}: ${f.description}`, async () => {
         key = keys[org.id]!;
         const { res, body } = await replay(f);
@@ -162,6 +164,35 @@ for (const http of HTTP_KINDS) {
       const annotations = up.flatMap((c) => (c.choices ?? []).flatMap((ch: any) => ch.delta?.annotations ?? []));
       if (annotations.length) assert.deepEqual(archived.choices[0].message.annotations, annotations);
     }
+
+    test('buffered moderation refuses top_logprobs, and empties the alternatives an upstream sends unasked: every other byte is the upstream\'s', async () => {
+      key = keys.buffered!;
+      const asking = successes.filter((f) => f.request.top_logprobs);
+      assert.ok(asking.some((f) => f.response.json) && asking.some((f) => f.response.sse));
+      for (const f of asking) {
+        const n = mock.requests.length;
+        const { res } = await replay(f);
+        assert.equal(res.status, 400, f.name);
+        assert.equal(((await res.json()) as any).error.param, 'top_logprobs', f.name);
+        assert.equal(mock.requests.length, n, 'refused before any upstream call');
+        // Asked with top_logprobs 0, the upstream sends its alternatives all the same.
+        const { res: unasked } = await replay({ ...f, request: { ...f.request, top_logprobs: 0 } });
+        assert.equal(unasked.status, 200, f.name);
+        const emptied = (c: any) => (c.logprobs ? { ...c, logprobs: { ...c.logprobs, content: c.logprobs.content?.map((t: any) => ({ ...t, top_logprobs: [] })) } } : c);
+        if (f.response.json) {
+          const up = f.response.json as any;
+          const got: any = await unasked.json();
+          assert.ok(up.choices.some((c: any) => c.logprobs?.content?.some((t: any) => t.top_logprobs.length > 0)), 'the transcript has alternatives');
+          assert.deepEqual(withUpstreamHead(got, up), { ...up, choices: up.choices.map(emptied) });
+          continue;
+        }
+        const up = upstreamChunks(f.response) as any[];
+        const got = (await readSse(unasked)).slice(0, -1).map((e) => JSON.parse(e.slice(6)));
+        assert.ok(up.some((c) => c.choices.some((ch: any) => ch.logprobs?.content?.some((t: any) => t.top_logprobs.length > 0))), 'the transcript has alternatives');
+        assert.equal(got.length, up.length, f.name);
+        got.forEach((c, i) => assert.deepEqual(withUpstreamHead(c, up[i]), { ...up[i], choices: up[i].choices.map(emptied) }, `chunk ${i}`));
+      }
+    });
 
     test('Gateway-Trace adds the block and changes nothing else (JSON and stream)', async () => {
       key = keys.acme!;

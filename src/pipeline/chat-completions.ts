@@ -21,6 +21,7 @@ import { authenticate, type Services } from './services.js';
 import { gatewayFlags } from './gateway-flags.js';
 import { archivesPayloads, dispatchChat, plannedRoute } from './dispatch.js';
 import { admitAndRoute } from './limits-stage.js';
+import { dropChoiceAlternatives, refuseAlternatives } from './token-alternatives.js';
 
 export async function chatCompletions(svc: Services, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
   // Each stage that can finish at once is awaited only when it did not: an await of a value is a microtask turn.
@@ -52,6 +53,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (logprobs) {
     throw new GatewayError('invalid_request', `${logprobs} cannot be streamed for this organisation: its chunked output moderation holds text back. Send stream: false, or no logprobs.`, { param: logprobs });
   }
+  refuseAlternatives(mode, chat.raw);
   // Streamed audio speaks its words as they come: no window can hold back sound, only its transcript.
   if (mode === 'chunked' && chat.stream && Array.isArray(chat.raw.modalities) && chat.raw.modalities.includes('audio')) {
     throw new GatewayError('invalid_request', 'audio output cannot be streamed for this organisation: its chunked output moderation holds text back, and sound cannot be. Send stream: false, or text modalities only.', { param: 'modalities' });
@@ -64,6 +66,8 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const usage = completionUsage(promptTokens, completion);
   recordUsage(ctx, route, usage);
   if (mode !== 'off') await moderateChoices(svc, org, completion);
+  // An upstream's unasked alternatives are emptied: the answer is then written from its parse.
+  const dropped = mode !== 'off' && dropChoiceAlternatives(completion.choices);
   ctx.trace.status_code = 200;
   // The upstream's object, every field kept in its order: only what the contract owns is written,
   // into the upstream's own text where there is one (byte for byte otherwise, and no re-serialising).
@@ -74,7 +78,7 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   if (wantBlock) own.gateway = gatewayBlock(ctx);
   Object.assign(completion, own);
   // Moderation read what JSON.parse kept of a repeated key; the reader's parser may keep the other value (readsOneWay).
-  const reply = (text !== undefined && (mode === 'off' || keysReadOneWay(text)) ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
+  const reply = (text !== undefined && !dropped && (mode === 'off' || keysReadOneWay(text)) ? withMembers(text, own) : undefined) ?? JSON.stringify(completion);
   if (archivesPayloads(svc, org)) ctx.trace.payload = { request: JSON.parse(sent), response: completion };
   sendJson(res, 200, reply, ctx.requestId, headers);
 }

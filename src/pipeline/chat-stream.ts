@@ -17,6 +17,7 @@ import { gatewayBlock } from './gateway-block.js';
 import { HeldThinkingBlocks } from './held-thinking-blocks.js';
 import { HANDED_OFF, type RequestContext } from './request-context.js';
 import { SseOut } from './sse-out.js';
+import { chunkWithoutAlternatives } from './token-alternatives.js';
 import { endStream, isBlock } from './stream-end.js';
 import type { Services } from './services.js';
 import { archivesPayloads, dispatchStream } from './dispatch.js';
@@ -115,6 +116,11 @@ class ChatRelay implements BatchSink {
       let chunk: ChatChunk | undefined = ev.chunk;
       // Under moderation the upstream's text goes out only if it reads one way: moderation read what JSON.parse kept of a repeated key.
       let raw = ev.raw !== undefined && this.oneWay && !this.oneWay.readsOneWay(ev.raw, (ev.plain ?? ev.head)?.prefix.length) ? undefined : ev.raw;
+      // An upstream's unasked alternatives are emptied (token-alternatives.ts); chunked moderation drops all logprobs.
+      if (this.buffered) {
+        const kept = chunkWithoutAlternatives(chunk);
+        if (kept !== chunk) [chunk, raw] = [kept, undefined];
+      }
       if (moderator) {
         // The usage chunk (no choices) is a stream's last, by OpenAI's contract: what the windows
         // still hold goes out before it, as a finish reason would have released it. A stream that

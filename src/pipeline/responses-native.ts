@@ -28,6 +28,7 @@ import { chatUsageOf, markStoring, moderateOutput, moderateTexts, outputTexts, r
 import type { Services } from './services.js';
 import { SseOut } from './sse-out.js';
 import { endStream } from './stream-end.js';
+import { dropEventAlternatives, dropOutputAlternatives } from './token-alternatives.js';
 import { archivesPayloads, dispatchNative } from './dispatch.js';
 
 /**
@@ -139,11 +140,13 @@ export async function nativeResponse(svc: Services, ctx: RequestContext, res: Ga
   // Charged before it is moderated, as chat's (chat-completions.ts).
   const own = settle(ctx, p, response);
   if (p.mode !== 'off') await moderateOutput(svc, p.org, response);
+  // An upstream's unasked alternatives are emptied (token-alternatives.ts): the answer is then written from its parse.
+  const dropped = p.mode !== 'off' && dropOutputAlternatives(response.output);
   ctx.trace.status_code = 200;
   if (keepSent) ctx.trace.payload = { request: JSON.parse(answer.sent), response };
   await markStoring(svc, p, response);
   // Moderation read what JSON.parse kept of a repeated key; the reader's parser may keep the other value.
-  const text = p.mode === 'off' || keysReadOneWay(answer.text) ? answer.text : undefined;
+  const text = !dropped && (p.mode === 'off' || keysReadOneWay(answer.text)) ? answer.text : undefined;
   sendJson(res, 200, (text === undefined ? undefined : withMembers(text, own)) ?? JSON.stringify(response), ctx.requestId, answer.headers);
   saveResponse(svc, ctx, p, response as ResponseObject, true);
 }
@@ -206,16 +209,18 @@ class NativeRelay implements BatchSink {
       if (ev.type !== 'event') continue;
       const d = ev.data;
       if (typeof d.sequence_number === 'number') this.seq = d.sequence_number;
-      // As for the JSON answer: under moderation, only text that reads one way goes as the upstream wrote it.
+      // The caller may chain as soon as it reads a terminal event, before the stream ends.
+      if (TERMINAL.has(ev.name) && isObj(d.response) && this.marked !== ev) {
+        this.marked = ev;
+        return markStoring(this.svc, p, d.response).then(() => this.relay(events, i, last));
+      }
+      // As for the JSON answer: under moderation, only text that reads one way goes as the upstream wrote it,
+      // and only with no alternatives to empty (token-alternatives.ts).
       let raw = p.mode !== 'off' && ev.raw !== undefined && !keysReadOneWay(ev.raw) ? undefined : ev.raw;
+      if (p.mode !== 'off' && dropEventAlternatives(d)) raw = undefined;
       if (WITH_RESPONSE.has(ev.name) && isObj(d.response)) {
         let own: Json = { model: p.route.entry.id };
         if (TERMINAL.has(ev.name)) {
-          // The caller may chain as soon as it reads this event, before the stream ends.
-          if (this.marked !== ev) {
-            this.marked = ev;
-            return markStoring(this.svc, p, d.response).then(() => this.relay(events, i, last));
-          }
           own = settle(ctx, p, d.response);
           this.settled = true;
         } else {

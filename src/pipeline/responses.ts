@@ -21,6 +21,7 @@ import { keysReadOneWay } from '../providers/json-keys.js';
 import { withSource } from '../policy/text-walk.js';
 import { nativeResponse } from './responses-native.js';
 import { translatedResponse } from './responses-translated.js';
+import { refuseAlternatives } from './token-alternatives.js';
 import { authenticate, type Services } from './services.js';
 import { gatewayFlags } from './gateway-flags.js';
 
@@ -77,6 +78,7 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
     const param = Array.isArray(r.raw.include) && r.raw.include.includes('message.output_text.logprobs') ? 'include' : asksLogprobs(r.raw);
     if (param) throw new GatewayError('invalid_request', 'logprobs cannot be streamed for this organisation: its chunked output moderation holds text back.', { param });
   }
+  refuseAlternatives(mode, r.raw);
   const p: Prepared = {
     req: r, items: guarded.items, instructions: guarded.instructions, chain, history: guardedHistory, resolved, route, org, mode,
     wantBlock, store: storingAllowed(svc, org, r.store),

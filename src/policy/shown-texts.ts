@@ -12,6 +12,8 @@ export const NOT_SHOWN: ReadonlySet<string> = new Set([
   // Bytes and seals: base64 audio or images, a redacted thinking block, a signature, OpenAI's encrypted reasoning.
   'data', 'result', 'signature', 'thought_signature', 'encrypted_content', 'format',
   // Per-token log probabilities repeat the text they score, token by token; token ids (vLLM's) only number it.
+  // A token's alternatives (top_logprobs) do not: moderation cannot read them, so they are refused or emptied
+  // (pipeline/token-alternatives.ts).
   'logprobs', 'token_ids', 'prompt_token_ids',
 ]);
 
