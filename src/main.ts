@@ -32,6 +32,13 @@ function port(value: string): number {
   return n;
 }
 
+/** An environment variable read with a CLI option's parser; its error names the variable. */
+function fromEnv<T>(name: string, parse: (value: string) => T): T | undefined {
+  const value = env[name];
+  if (!value) return undefined;
+  try { return parse(value); } catch (err) { throw new Error(`${name} ${(err as Error).message}`); }
+}
+
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const db = await openDatabase({ url: databaseUrl(), dataDir: defaultDataDir(env) });
   try { return await fn(db); } finally { await db.close(); }
@@ -50,15 +57,17 @@ program.command('serve')
     const log = createLogger(env.LOG_LEVEL ?? 'info');
     let config: Config;
     let http: HttpChoice | undefined;
+    let listenPort: number;
+    // Every setting is checked before anything starts, and a bad one named, whether it came from the file or the environment.
     try {
       config = loadConfig(o.config ?? env.SLUICE_CONFIG);
-      http = o.http ?? (env.SLUICE_HTTP ? httpKind(env.SLUICE_HTTP) : undefined);
+      http = o.http ?? fromEnv('SLUICE_HTTP', httpKind);
+      listenPort = o.port ?? fromEnv('PORT', port) ?? config.server.port;
     } catch (err) {
-      log.fatal((err as Error).message.startsWith('must be') ? `SLUICE_HTTP ${(err as Error).message}` : (err as Error).message);
+      log.fatal((err as Error).message);
       process.exit(2);
     }
     const front = http ?? config.server.http;
-    const listenPort = o.port ?? (env.PORT ? port(env.PORT) : config.server.port);
     const threads = gatewayThreads(config);
     applyGatewayFlags();
     // A gateway in this process has the heap node was started with: the setting cannot reach it from here.

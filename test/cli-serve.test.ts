@@ -54,6 +54,12 @@ describe('the front end: --http, then SLUICE_HTTP, then server.http', () => {
     assert.equal(r.code, 2);
     assert.match(r.stdout + r.stderr, /SLUICE_HTTP must be one of auto, uws, node/);
   });
+
+  test('a PORT that is no port is refused at start, naming the variable, as a setting in the file is', async () => {
+    const r = await runCli(['serve', '--config', cfg], { DATABASE_URL: 'postgres://unused@127.0.0.1:1/x', PORT: 'abc' });
+    assert.equal(r.code, 2);
+    assert.match(r.stdout + r.stderr, /PORT must be an integer from 0 to 65535/);
+  });
 });
 
 /** Every process whose command line mentions `needle`, from /proc (Linux). */

@@ -19,6 +19,10 @@ test('errors name the field and the rule', () => {
   fails({ models: [{ id: 'm', provider: 'openai', context_window: -1, pricing: { prompt: 0, completion: 0 } }] }, /models\.0\.context_window/);
   fails({ organizations: [{ id: 'a', models: ['gpt-9'] }] }, /organizations\.0\.models\.0: unknown model "gpt-9"/);
   fails({ organizations: [{ id: 'a' }, { id: 'a' }] }, /organizations\.1\.id: duplicate/);
+  // The same model of the same provider twice: which pricing would apply?
+  const m = (context_window: number) => ({ id: 'm', provider: 'openai', context_window, pricing: { prompt: 0, completion: 0 } });
+  fails({ models: [m(10), m(99)] }, /models\.1\.id: duplicate model "m" of provider "openai"/);
+  assert.equal(buildConfig({ models: [m(10), { ...m(99), provider: 'mistral' }] }).catalogue.filter((e) => e.id === 'm').length, 2, 'one id, two providers');
   fails({ organizations: [{ id: 'a', models: ['gpt-4o'], auto_preference: ['gpt-4o-mini'] }] }, /auto_preference\.0: "gpt-4o-mini" is not an activated model/);
   fails({ models: [{ id: 'auto', provider: 'openai', context_window: 1, pricing: { prompt: 0, completion: 0 } }] }, /models\.0\.id: must not be "auto"/);
   // A zero resolution would sample the loop without pause.
@@ -58,6 +62,12 @@ test('YAML files: parse errors and unreadable files are reported with the file n
   const ok = join(dir, 'ok.yaml');
   writeFileSync(ok, 'organizations:\n  - id: x\n    models: [mock-echo]\n');
   assert.deepEqual(loadConfig(ok).organizations.get('x')!.models, ['mock-echo']);
+  // Anchors, and merge keys as generated configs write them.
+  const merged = join(dir, 'merged.yaml');
+  writeFileSync(merged, 'server:\n  <<: &srv { port: 9940, host: 127.0.0.1 }\n  port: 9941\n');
+  const c = loadConfig(merged);
+  assert.equal(c.server.port, 9941);
+  assert.equal(c.server.host, '127.0.0.1');
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -44,8 +44,14 @@ export function deepFreeze<T>(value: T): T {
 function crossCheck(raw: RawConfig, providers: Map<string, ProviderConfig>, catalogue: ModelEntry[]): string[] {
   const problems: string[] = [];
   const ids = new Set(catalogue.map((m) => m.id));
+  // One id may be served by two providers (the listing shows the one a pinned call takes), but the
+  // same pair twice is a copy, of which the first would silently win, pricing and context window too.
+  const pairs = new Set<string>();
   raw.models.forEach((m, i) => {
     if (!providers.has(m.provider)) problems.push(`models.${i}.provider: unknown provider "${m.provider}"`);
+    const pair = `${m.provider}\0${m.id}`;
+    if (pairs.has(pair)) problems.push(`models.${i}.id: duplicate model "${m.id}" of provider "${m.provider}"`);
+    pairs.add(pair);
   });
   const seen = new Set<string>();
   raw.organizations.forEach((o, i) => {
@@ -92,6 +98,7 @@ export function loadConfig(file: string | undefined): Config {
   let text: string;
   try { text = readFileSync(file, 'utf8'); } catch (err) { throw new ConfigError(file, `cannot read: ${(err as Error).message}`); }
   let doc: unknown;
-  try { doc = parseYaml(text); } catch (err) { throw new ConfigError(file, `YAML: ${(err as Error).message}`); }
+  // Merge keys (`<<: *defaults`) as YAML 1.1 has them, which many generated configs use.
+  try { doc = parseYaml(text, { merge: true }); } catch (err) { throw new ConfigError(file, `YAML: ${(err as Error).message}`); }
   return buildConfig(doc, file);
 }
