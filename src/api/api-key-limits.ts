@@ -13,6 +13,7 @@ import { usageOf } from '../limits/usage.js';
 import type { KeyView } from '../store/api-keys-repo.js';
 import { patchKey } from '../store/api-key-patch.js';
 import { getKeyLimits, isEmptySpec, putKeyLimits } from '../store/limits-repo.js';
+import { inTransaction } from '../store/transaction.js';
 import { requireAdmin } from './management-auth.js';
 import { parse, storedText } from './validate.js';
 
@@ -62,14 +63,22 @@ const notFound = (id: string) => new GatewayError('not_found', `No API key with 
 export const patchKeyHandler: Handler = async (svc, ctx, req, res, [id]) => {
   const org = await requireAdmin(svc, ctx, req);
   const body = parse(patchBody, await readJsonObject(req));
-  const patched = await patchKey(svc.pool, org, id!, body);
-  if (!patched) throw notFound(id!);
-  let limits = (await getKeyLimits(svc.pool, [id!])).get(id!);
-  if (body.limits !== undefined) {
-    limits = mergeLimits(limits ?? {}, body.limits);
-    await putKeyLimits(svc.pool, id!, org, limits);
-    await svc.management.limitsChanged();
-  }
+  // One transaction, begun by the key's row lock: a concurrent PATCH of the same key waits, then merges
+  // its limits onto the ones this one wrote (until 2026-11-29 both merged onto the same read, and the
+  // later write undid the earlier's). The announcements follow the commit, or others could read too early.
+  const done = await inTransaction(svc.pool, async (client) => {
+    const patched = await patchKey(client, org, id!, body);
+    if (!patched) return undefined;
+    let limits = (await getKeyLimits(client, [id!])).get(id!);
+    if (body.limits !== undefined) {
+      limits = mergeLimits(limits ?? {}, body.limits);
+      await putKeyLimits(client, id!, org, limits);
+    }
+    return { patched, limits };
+  });
+  if (!done) throw notFound(id!);
+  const { patched, limits } = done;
+  if (body.limits !== undefined) await svc.management.limitsChanged();
   // A new role must not wait for cache expiry: the cached record is dropped everywhere, and read afresh.
   // Not as a revocation: that left a tombstone, and the key was refused with 401 for days (until 2026-11-29).
   if (body.role !== undefined) await svc.management.keyChanged(patched.hash);

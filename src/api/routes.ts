@@ -9,7 +9,7 @@ import { NO_STORE, sendEmpty, sendJson } from '../pipeline/reply.js';
 import type { RequestContext } from '../pipeline/request-context.js';
 import type { GatewayResponse } from '../http/types.js';
 import {
-  createRoute, deleteRoute, DuplicateRouteName, getRoute, listRoutes, replaceRoute, type RouteView,
+  createRoute, deleteRoute, DuplicateRouteName, getRoute, listRoutes, patchRoute, replaceRoute,
 } from '../store/routes-repo.js';
 import { requireAdmin } from './management-auth.js';
 import { boolParam, limitParam } from './query-params.js';
@@ -64,9 +64,8 @@ export const replaceRouteHandler: Handler = async (svc, ctx, req, res, [id]) => 
 export const patchRouteHandler: Handler = async (svc, ctx, req, res, [id]) => {
   const org = await requireAdmin(svc, ctx, req);
   const body = await readJsonObject(req);
-  const current: RouteView = (await getRoute(svc.pool, org, id!)) ?? throwNotFound(id!);
-  const def = applyPatch(current, body);
-  const route = await uniqueName(() => replaceRoute(svc.pool, org, id!, def), def.name);
+  // Only a supplied name can collide (the stored one is unique already), and a write that got that far had it validated.
+  const route = await uniqueName(() => patchRoute(svc.pool, org, id!, (current) => applyPatch(current, body)), String(body.name));
   if (!route) throw notFound(id!);
   await svc.management.rulesChanged();
   reply(ctx, res, 200, route);

@@ -30,8 +30,8 @@ export async function putKeyLimits(db: pg.Pool | pg.PoolClient, keyId: string, o
   );
 }
 
-export async function getKeyLimits(pool: pg.Pool, keyIds: readonly string[]): Promise<Map<string, LimitSpec>> {
-  const { rows } = await pool.query<Row>('SELECT * FROM api_key_limits WHERE api_key_id = ANY($1::text[])', [keyIds]);
+export async function getKeyLimits(db: pg.Pool | pg.PoolClient, keyIds: readonly string[]): Promise<Map<string, LimitSpec>> {
+  const { rows } = await db.query<Row>('SELECT * FROM api_key_limits WHERE api_key_id = ANY($1::text[])', [keyIds]);
   return new Map(rows.map((r) => [r.api_key_id, specOf(r)]));
 }
 

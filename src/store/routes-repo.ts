@@ -3,6 +3,7 @@
 // rules_version bump happens in a trigger (migrations/002_routes.sql).
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { inTransaction } from './transaction.js';
 
 export type ActionKind = 'pin' | 'auto';
 
@@ -68,14 +69,29 @@ export async function getRoute(pool: pg.Pool, org: string, id: string): Promise<
 }
 
 /** Replaces every writable field; undefined when the rule does not exist in `org`. */
-export async function replaceRoute(pool: pg.Pool, org: string, id: string, d: RouteDefinition): Promise<RouteView | undefined> {
-  const { rows } = await guardUnique(() => pool.query<RouteRow>(
+export async function replaceRoute(db: pg.Pool | pg.PoolClient, org: string, id: string, d: RouteDefinition): Promise<RouteView | undefined> {
+  const { rows } = await guardUnique(() => db.query<RouteRow>(
     `UPDATE routes SET name = $3, priority = $4, enabled = $5, action_kind = $6, match = $7, action = $8,
        updated_at = clock_timestamp()
      WHERE id = $1 AND organization_id = $2 RETURNING ${COLUMNS}`,
     [id, org, d.name, d.priority, d.enabled, d.action_kind, d.match, d.action],
   ));
   return rows[0] && view(rows[0]);
+}
+
+/**
+ * PATCH: `merge` turns the stored rule into the new definition (and may throw
+ * a 400), and the result is written, all under the row's lock: a concurrent
+ * PATCH waits, then merges onto this one's result, so neither change is lost
+ * (until 2026-11-29 both read the same row and the later write undid the
+ * earlier). Undefined when the rule does not exist in `org`.
+ */
+export async function patchRoute(pool: pg.Pool, org: string, id: string, merge: (current: RouteView) => RouteDefinition): Promise<RouteView | undefined> {
+  return inTransaction(pool, async (client) => {
+    const { rows } = await client.query<RouteRow>(`SELECT ${COLUMNS} FROM routes WHERE id = $1 AND organization_id = $2 FOR UPDATE`, [id, org]);
+    if (!rows[0]) return undefined;
+    return replaceRoute(client, org, id, merge(view(rows[0])));
+  });
 }
 
 export async function deleteRoute(pool: pg.Pool, org: string, id: string): Promise<boolean> {

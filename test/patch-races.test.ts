@@ -1,0 +1,70 @@
+// Concurrent PATCHes of different fields of one route or one key, through real
+// HTTP: each acknowledged change must be stored (none overwritten by another
+// PATCH that read the row before it), and a disabled rule is off on this
+// instance at once. Until 2026-11-29 a PATCH read the row, merged in JS and wrote
+// every column back, so two admins (or two instances) at once lost one change.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { OpenAIMock } from './mocks/openai-mock.js';
+import type { TestGateway } from './helpers/gateway.js';
+import { startRoutingGateway } from './helpers/routing-gateway.js';
+import { call } from './helpers/management.js';
+import { stopTestPostgres } from './helpers/pg.js';
+
+after(stopTestPostgres);
+
+const ROUNDS = 20;
+
+describe('concurrent PATCHes', () => {
+  let mock: OpenAIMock;
+  let gw: TestGateway;
+  let admin: string;
+  const api = (method: string, path: string, body?: unknown) => call(gw.url, admin, method, path, body);
+
+  before(async () => { ({ mock, gw, admin } = await startRoutingGateway()); });
+  after(async () => { await gw.close(); await mock.close(); });
+
+  test('of one route: every acknowledged field is stored, and the rule is off on this instance at once', async () => {
+    for (let i = 0; i < ROUNDS; i++) {
+      const c = await api('POST', '/v1/routes', {
+        name: `race-${i}`, action_kind: 'pin', match: { requested_model: `m-${i}` }, action: { provider: 'up', model: 'up-cheap' },
+      });
+      assert.equal(c.status, 201, c.text);
+      const patches = [
+        { enabled: false },
+        { priority: 7 },
+        { name: `raced-${i}` },
+        { match: { requested_model: `moved-${i}` } },
+        { action: { provider: 'up', model: 'up-dear' } },
+      ];
+      const replies = await Promise.all(patches.map((p) => api('PATCH', `/v1/routes/${c.body.id}`, p)));
+      for (const r of replies) assert.equal(r.status, 200, r.text);
+      const got = (await api('GET', `/v1/routes/${c.body.id}`)).body;
+      assert.deepEqual(
+        { name: got.name, priority: got.priority, enabled: got.enabled, match: got.match, action: got.action },
+        { name: `raced-${i}`, priority: 7, enabled: false, match: { requested_model: `moved-${i}` }, action: { provider: 'up', model: 'up-dear' } },
+        `round ${i}: a PATCH answered 200 and its change was lost`,
+      );
+      const rules = gw.app.services.rules;
+      assert.equal(rules('acme', `m-${i}`), undefined, `round ${i}: the disabled rule still routes its old model here`);
+      assert.equal(rules('acme', `moved-${i}`), undefined, `round ${i}: the disabled rule routes its new model here`);
+    }
+  });
+
+  test('of one key: name, role and each limit are stored', async () => {
+    const budget = { amount: 3, period: 'month' };
+    for (let i = 0; i < ROUNDS; i++) {
+      const k = await api('POST', '/v1/api-keys', { name: `lr-${i}` });
+      assert.equal(k.status, 201, k.text);
+      const patches = [{ limits: { rpm: 100 } }, { limits: { tpm: 5_000 } }, { limits: { budget_usd: budget } }, { name: `raced-${i}` }, { role: 'admin' }];
+      const replies = await Promise.all(patches.map((p) => api('PATCH', `/v1/api-keys/${k.body.id}`, p)));
+      for (const r of replies) assert.equal(r.status, 200, r.text);
+      const listed = (await api('GET', '/v1/api-keys')).body.data.find((x: any) => x.id === k.body.id);
+      assert.deepEqual(
+        { name: listed.name, role: listed.role, limits: listed.limits },
+        { name: `raced-${i}`, role: 'admin', limits: { rpm: 100, tpm: 5_000, budget_usd: budget } },
+        `round ${i}: a PATCH answered 200 and its change was lost`,
+      );
+    }
+  });
+});
