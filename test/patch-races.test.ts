@@ -1,7 +1,7 @@
 // Concurrent PATCHes of different fields of one route or one key, through real
 // HTTP: each acknowledged change must be stored (none overwritten by another
-// PATCH that read the row before it), and a disabled rule is off on this
-// instance at once. Until 2026-11-29 a PATCH read the row, merged in JS and wrote
+// PATCH that read the row before it), and this instance must apply the final
+// state at once, even when its poll was under way as the last one committed. Until 2026-11-29 a PATCH read the row, merged in JS and wrote
 // every column back, so two admins (or two instances) at once lost one change.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,7 +51,7 @@ describe('concurrent PATCHes', () => {
     }
   });
 
-  test('of one key: name, role and each limit are stored', async () => {
+  test('of one key: name, role and each limit are stored, and this instance enforces every limit at once', async () => {
     const budget = { amount: 3, period: 'month' };
     for (let i = 0; i < ROUNDS; i++) {
       const k = await api('POST', '/v1/api-keys', { name: `lr-${i}` });
@@ -65,6 +65,39 @@ describe('concurrent PATCHes', () => {
         { name: `raced-${i}`, role: 'admin', limits: { rpm: 100, tpm: 5_000, budget_usd: budget } },
         `round ${i}: a PATCH answered 200 and its change was lost`,
       );
+      assert.deepEqual(gw.app.services.limits.keySpec(k.body.id), { rpm: 100, tpm: 5_000, budget_usd: budget },
+        `round ${i}: this instance took every write but does not apply them all`);
+    }
+  });
+
+  test('a key\'s limits committed while this instance\'s poll is under way are applied before the PATCH answers', async () => {
+    const k = await api('POST', '/v1/api-keys', { name: 'mid-poll' });
+    const { pool, limits } = gw.app.services;
+    const query = pool.query;
+    const read = query.bind(pool) as (text: string, values?: unknown[]) => Promise<{ rows: any[] }>;
+    const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+    let release!: () => void;
+    const gate = new Promise<void>((ok) => { release = ok; });
+    let held = false;
+    // The next poll reads at once, before the PATCH below commits, and answers only when released.
+    pool.query = (async (...args: unknown[]) => {
+      const res = await (read as (...a: unknown[]) => Promise<unknown>)(...args);
+      if (!held && typeof args[0] === 'string' && args[0].includes('FROM api_key_limits l')) { held = true; await gate; }
+      return res;
+    }) as typeof pool.query;
+    try {
+      const early = limits.refresh();
+      while (!held) await sleep(5);
+      const patch = api('PATCH', `/v1/api-keys/${k.body.id}`, { limits: { rpm: 42 } });
+      const stored = async () => (await read('SELECT rpm FROM api_key_limits WHERE api_key_id = $1', [k.body.id])).rows[0]?.rpm;
+      while (await stored() !== 42) await sleep(5);
+      release();
+      await early;
+      assert.equal((await patch).status, 200);
+      assert.deepEqual(limits.keySpec(k.body.id), { rpm: 42 }, 'the PATCH answered before this instance applied it');
+    } finally {
+      pool.query = query;
+      release();
     }
   });
 });

@@ -41,6 +41,7 @@ export class Limits {
   private since: Date | null = null;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
   private catchingUp: Promise<void> | undefined;
 
   constructor(private readonly o: LimitsOptions) {
@@ -72,9 +73,19 @@ export class Limits {
     await this.mark();
   }
 
-  /** Polls now (after this instance wrote a key's limits); concurrent calls share one poll. */
+  /**
+   * Polls now (after this instance wrote a key's limits). A poll already running
+   * may have read before the caller's write committed, so a call made during one
+   * waits for one more poll after it, which every such call shares (until
+   * 2026-11-29 it shared the running poll, and of two PATCHes of one key in a
+   * row the second applied only at the next timed poll).
+   */
   refresh(): Promise<void> {
-    this.running ??= this.poll().catch(this.o.onError).finally(() => { this.running = undefined; });
+    if (this.running) {
+      this.queued ??= this.running.then(() => { this.queued = undefined; return this.refresh(); });
+      return this.queued;
+    }
+    this.running = this.poll().catch(this.o.onError).finally(() => { this.running = undefined; });
     return this.running;
   }
 
@@ -102,7 +113,7 @@ export class Limits {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.running;
+    await (this.queued ?? this.running);
     await this.catchingUp;
     await this.store.close();
   }
