@@ -31,11 +31,18 @@ export function resetMs(tat: number, now: number): number {
   return tat > now ? tat - now : 0;
 }
 
-/** OpenAI's duration style for the reset headers: `20ms`, `1s`, `6m0s`, `1m30.5s`. */
+/**
+ * OpenAI's duration style (Go's) for the reset headers: `20ms`, `1s`, `6m0s`,
+ * `1m30.5s`, `1h0m0s`. Seconds are rounded to tenths before the minutes are
+ * split off, so a round-up carries into the minute (until 2026-11-29 59.95 s
+ * read `60s` and 119.96 s `1m60s`).
+ */
 export function duration(ms: number): string {
   const r = Math.ceil(ms);
   if (r < 1000) return `${r}ms`;
-  const m = Math.floor(r / 60_000);
-  const s = Math.round((r - m * 60_000) / 100) / 10;
-  return m ? `${m}m${s}s` : `${s}s`;
+  const tenths = Math.round(r / 100);
+  const m = Math.floor(tenths / 600);
+  const s = `${(tenths - m * 600) / 10}s`;
+  if (m < 60) return m ? `${m}m${s}` : s;
+  return `${Math.floor(m / 60)}h${m % 60}m${s}`;
 }
