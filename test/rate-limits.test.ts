@@ -111,6 +111,49 @@ describe('rate limits and budgets, in process', () => {
     }
   });
 
+  test('a prompt larger than the whole tpm limit is refused for good: x-should-retry false, no retry-after, and the SDK does not retry', async () => {
+    const k = await newKey({ tpm: 100 });
+    const r = await chat(k.key, 'cheap', 'word '.repeat(400));
+    assert.equal(r.status, 429);
+    assert.equal(r.body.error.code, 'rate_limited');
+    assert.match(r.body.error.message, /never be admitted/);
+    assert.equal(h(r, 'x-should-retry'), 'false');
+    assert.equal(h(r, 'retry-after'), null);
+    assert.equal(h(r, 'retry-after-ms'), null);
+    const before = mock.requests.length;
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: k.key, maxRetries: 2 });
+    const t0 = performance.now();
+    await assert.rejects(client.chat.completions.create({ model: 'cheap', messages: [{ role: 'user', content: 'word '.repeat(400) }] }), (e: any) => e.status === 429);
+    assert.ok(performance.now() - t0 < 1_000, 'no backoff: x-should-retry is false');
+    assert.equal(mock.requests.length, before);
+    assert.equal((await chat(k.key)).status, 200, 'nothing was charged: a small prompt passes');
+  });
+
+  test('a meter in debt for minutes says the true wait in retry-after, and that the SDK should not retry', async () => {
+    const k = await newKey({ tpm: 1_000 });
+    // Usage is known only afterwards: 100000 tokens against 1000 a minute is about 100 minutes of debt.
+    mock.replay = {
+      json: { id: 'x', object: 'chat.completion', created: 1, model: 'up-cheap', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 50_000, completion_tokens: 50_000, total_tokens: 100_000 } },
+    };
+    try {
+      assert.equal((await chat(k.key)).status, 200);
+    } finally { mock.replay = undefined; }
+    await new Promise((ok) => setTimeout(ok, 50));
+    const r = await chat(k.key);
+    assert.equal(r.status, 429);
+    const ms = Number(h(r, 'retry-after-ms'));
+    assert.ok(ms > 98 * 60_000 && ms <= 100 * 60_000, `retry-after-ms ${ms}`);
+    assert.equal(h(r, 'retry-after'), String(Math.ceil(ms / 1000)));
+    assert.equal(h(r, 'x-should-retry'), 'false');
+    assert.match(h(r, 'x-ratelimit-reset-tokens')!, /^1h[34]\dm/);
+    const before = mock.requests.length;
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: k.key, maxRetries: 2 });
+    const t0 = performance.now();
+    await assert.rejects(client.chat.completions.create({ model: 'cheap', messages: [{ role: 'user', content: 'x' }] }), (e: any) => e.status === 429);
+    assert.ok(performance.now() - t0 < 1_000, 'the SDK neither slept the wait nor retried on its own backoff');
+    assert.equal(mock.requests.length, before);
+  });
+
   test('our headers replace the upstream\'s of the kind we limit; the upstream\'s others pass', async () => {
     const k = await newKey({ rpm: 50 });
     mock.replay = {

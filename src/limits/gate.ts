@@ -43,6 +43,9 @@ export function admit(l: Limits, who: Subject, tokens: number): Admission | unde
   const budgets: BudgetReq[] = [];
   if (ks) addMeters(l, 'key', who.keyId, ks, tokens, meters, budgets, now);
   if (os) addMeters(l, 'org', who.org, os, tokens, meters, budgets, now);
+  // A prompt larger than a whole tpm limit never passes, however long the caller waits: told so
+  // rather than given a retry-after (until 2026-11-29 it was, and SDKs retried it in vain).
+  for (const m of meters) if (m.cost > m.limit) throw tooLarge(m);
   const decide = (v: Verdict): Admission => {
     if (v.status === 2) throw budgetError(budgets, v, ks, os, now);
     if (v.status === 1) throw new GatewayError('rate_limited', 'Rate limit reached for this API key or organisation; retry after the time in retry-after.', {
@@ -62,13 +65,28 @@ export function settle(l: Limits, a: Admission, totalTokens: number, costUsd: nu
   if (adjust.length || spend.length) l.store.settle(Date.now(), { adjust, spend });
 }
 
+/** Past this wait an SDK is told not to retry: the caller decides, knowing the wait. */
+const SDK_WAIT_MS = 60_000;
+
 /**
- * The openai SDK waits retry-after-ms, else retry-after, when under 60 s.
- * Both are sent; retry-after in whole seconds, rounded up, never 0.
+ * Both headers tell the true wait; retry-after in whole seconds, rounded up,
+ * never 0 (until 2026-11-29 both stopped at 60 s, so a meter in debt for
+ * minutes sent callers back into 429s every minute). The openai SDK sleeps
+ * whatever retry-after-ms says (its older versions ignored 60 s or more and
+ * retried on their own backoff of seconds), so a longer wait also says
+ * x-should-retry: false, which every version obeys.
  */
 function retryHeaders(ms: number): Array<[string, string]> {
-  const wait = Math.min(Math.ceil(ms), 60_000);
-  return [['retry-after', String(Math.max(1, Math.ceil(wait / 1000)))], ['retry-after-ms', String(wait)]];
+  const wait = Math.ceil(ms);
+  const out: Array<[string, string]> = [['retry-after', String(Math.max(1, Math.ceil(wait / 1000)))], ['retry-after-ms', String(wait)]];
+  if (wait > SDK_WAIT_MS) out.push(['x-should-retry', 'false']);
+  return out;
+}
+
+function tooLarge(m: MeterReq): GatewayError {
+  return new GatewayError('rate_limited', `This request's estimated ${m.cost} tokens exceed the limit of ${m.limit} tokens per minute, so it can never be admitted; shorten it or raise the limit.`, {
+    headers: [['x-should-retry', 'false'], ['x-ratelimit-limit-tokens', String(m.limit)]],
+  });
 }
 
 /** Per kind, the binding meter (fewest remaining) speaks for the request, in OpenAI's header names. */
