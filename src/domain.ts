@@ -331,7 +331,12 @@ export interface TraceRecord {
   request_id: string;
   organization_id: string;
   api_key_id: string;
-  endpoint: 'chat' | 'embeddings' | 'responses';
+  /**
+   * `models`: the listing and one model's entry; `stored_responses`: GET and
+   * DELETE of a stored response and its input items; `other`: a /v1/ path or
+   * method no route takes.
+   */
+  endpoint: 'chat' | 'embeddings' | 'responses' | 'models' | 'stored_responses' | 'other';
   provider: string | null;
   model: string | null;
   requested_model: string | null;

@@ -79,13 +79,17 @@ describe('OTLP export of one GenAI span per request', () => {
     receiver?.server.close();
   });
 
-  test('chat, embeddings and an error each give one span that agrees with the trace', async () => {
+  test('chat, embeddings and an error each give one span that agrees with the trace; a model listing gives none', async () => {
     const ok = await call(gw.url, key, 'POST', '/v1/chat/completions', chatBody('cheap', 'three little words'));
     assert.equal(ok.status, 200);
     const emb = await call(gw.url, key, 'POST', '/v1/embeddings', { model: 'up-embed', input: ['hello', 'world'] });
     assert.equal(emb.status, 200);
     const bad = await call(gw.url, key, 'POST', '/v1/chat/completions', chatBody('off-model'));
     assert.ok(bad.status >= 400, `the unconfigured provider is an error (${bad.status})`);
+    // A model listing is traced, but it is no model call: it gives no span.
+    const listing = await call(gw.url, key, 'GET', '/v1/models');
+    assert.equal(listing.status, 200);
+    await gw.traces.waitFor(listing.headers.get('x-request-id')!);
     const ids = [ok, emb, bad].map((r) => r.headers.get('x-request-id')!);
     const traces = await Promise.all(ids.map((id) => gw.traces.waitFor(id)));
 

@@ -5,7 +5,7 @@ import { answerFault, GatewayError, toGatewayError } from '../errors.js';
 import type { GatewayRequest, GatewayResponse, RequestHandler } from '../http/types.js';
 import { sendError } from './reply.js';
 import { HANDED_OFF, RequestContext } from './request-context.js';
-import type { Services } from './services.js';
+import { authenticate, type Services } from './services.js';
 import { settleRequest } from './limits-stage.js';
 import { TurnBudget } from './turn-budget.js';
 
@@ -17,7 +17,10 @@ export interface Route {
   /** Path segments; ':param' matches one segment. */
   pattern: string;
   handler: Handler;
-  /** Endpoints that reach an upstream get a trace; the rest (listing, management) do not. */
+  /**
+   * The endpoint its trace row names. Every model-API route has one; the
+   * management, operational and console routes have none and write no trace.
+   */
   traced?: TraceRecord['endpoint'];
 }
 
@@ -130,13 +133,34 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
   }
 
   /** Any throw, synchronous or not, becomes a rejected promise: the one catch below then replies. */
-  function start(found: ReturnType<typeof find>, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
+  function start(found: ReturnType<typeof find>, refused: GatewayError | undefined, ctx: RequestContext, req: GatewayRequest, res: GatewayResponse): Promise<void | typeof HANDED_OFF> {
+    const turnedAway = refused ?? (found instanceof GatewayError ? found : undefined);
+    if (turnedAway) return ctx.traced ? refuse(turnedAway, ctx, req) : Promise.reject(turnedAway);
     if (found instanceof GatewayError) return Promise.reject(found);
     try {
       return found.route.handler(svc, ctx, req, res, found.params);
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /**
+   * A request turned away before any handler (no route, a wrong method, the
+   * drain) still owes its caller a trace when it has a valid key: the key is
+   * read only to name the organisation, and the answer stays the refusal, not a
+   * 401, whatever the key. A cache miss waits on the key's lookup; only refused
+   * requests take that path, and the drain waits for it.
+   */
+  function refuse(err: GatewayError, ctx: RequestContext, req: GatewayRequest): Promise<never> {
+    if (req.headers.authorization === undefined) return Promise.reject(err);
+    let pending: Promise<void> | undefined;
+    try {
+      pending = authenticate(svc, ctx, req);
+    } catch {
+      return Promise.reject(err);
+    }
+    const fail = () => { throw err; };
+    return pending ? pending.then(fail, fail) : Promise.reject(err);
   }
 
   /**
@@ -160,7 +184,7 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
       const endpoint = found instanceof GatewayError ? 'other' : found.route.traced ?? found.route.pattern;
       svc.metrics.requestDone(endpoint, ctx.trace.status_code || (res.aborted ? 499 : 200), ctx.elapsedMs() / 1000);
       if (ctx.admission) settleRequest(svc, ctx);
-      if (!(found instanceof GatewayError) && found.route.traced) {
+      if (ctx.traced) {
         const trace = ctx.toTrace();
         if (trace) svc.traces.record(trace);
       }
@@ -189,20 +213,34 @@ export function createRequestHandler(svc: Services, routes: readonly Route[], ho
     if (midStream) ctx.trace.stream_aborted = true;
   }
 
+  /**
+   * The trace endpoint of a request, or undefined when it writes none. A path
+   * no route takes, or a method it does not, is traced as `other` under /v1/,
+   * the model API's prefix: a caller there was given an id to quote.
+   */
+  function tracedAs(found: ReturnType<typeof find>, path: string): TraceRecord['endpoint'] | undefined {
+    if (!(found instanceof GatewayError)) return found.route.traced;
+    return path.startsWith('/v1/') ? 'other' : undefined;
+  }
+
   return (req, res) => {
     hooks.begin();
     let found: ReturnType<typeof find>;
     try {
-      found = hooks.accepting() ? find(req) : new GatewayError('shutting_down');
+      found = find(req);
     } catch (err) {
       found = toGatewayError(err);
     }
-    const ctx = new RequestContext(found instanceof GatewayError ? 'chat' : found.route.traced ?? 'chat');
+    const endpoint = tracedAs(found, req.path);
+    const ctx = new RequestContext(endpoint ?? 'other');
+    ctx.traced = endpoint !== undefined;
+    // The route is still looked up while draining, so that the refusal is traced under the endpoint asked for.
+    const refused = hooks.accepting() ? undefined : new GatewayError('shutting_down');
     ctx.end = (err?: unknown) => finish(found, ctx, res, err === undefined ? SUCCEEDED : err);
     // One reaction, where a catch, a finally and a catch were three promises and five closures
     // per request, and microtask turns more at its end. A stream hands the end to ctx.end: the
     // chain of promises from its relay up to here would live as long as the stream.
-    const run = () => { start(found, ctx, req, res).then((r) => { if (r !== HANDED_OFF) finish(found, ctx, res, SUCCEEDED); }, (err: unknown) => finish(found, ctx, res, err)); };
+    const run = () => { start(found, refused, ctx, req, res).then((r) => { if (r !== HANDED_OFF) finish(found, ctx, res, SUCCEEDED); }, (err: unknown) => finish(found, ctx, res, err)); };
     if (turn) turn.run(run);
     else run();
   };

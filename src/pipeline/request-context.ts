@@ -69,6 +69,8 @@ export class RequestContext {
   admission: Admission | undefined = undefined;
   /** Set once an upstream has answered: a failure past here while reading the answer is the upstream's (answerFault). */
   answered = false;
+  /** False for a request that writes no trace (management, operational, console): the front door sets it. */
+  traced = true;
   trace: Omit<TraceRecord, 'request_id' | 'organization_id' | 'api_key_id' | 'latency_ms' | 'created_at' | 'payload'> & { payload?: TracePayload };
   /**
    * Ends the request, once: the error reply when `err` is given, then the

@@ -10,6 +10,8 @@
 import type { TraceRecord, TraceSink } from '../domain.js';
 import { genAiSpan } from './genai-span.js';
 
+const MODEL_CALLS: ReadonlySet<TraceRecord['endpoint']> = new Set(['chat', 'embeddings', 'responses']);
+
 export interface OtlpSettings {
   endpoint: string;
   headers?: Record<string, string> | undefined;
@@ -62,6 +64,8 @@ export async function startOtlp(settings: OtlpSettings, inner: TraceSink, kindOf
     sink: {
       record(t) {
         inner.record(t);
+        // A GenAI span is a model call's: a model listing or a refused path is traced, not a span.
+        if (!MODEL_CALLS.has(t.endpoint)) return;
         // The sink must never throw into the request path.
         try { emit(t); } catch { /* a span is advisory */ }
       },
