@@ -32,7 +32,6 @@ export async function chatCompletions(svc: Services, ctx: RequestContext, req: G
   const chat = parseChatRequest(body.value);
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = chat.model;
-  ctx.trace.streamed = chat.stream;
 
   const promptTokens = estimatePromptTokens(chat.messages, definitionChars(chat.raw));
   const routed = admitAndRoute(svc, ctx, { model: chat.model, promptTokens, maxTokens: chat.max_tokens }, dryRun);

@@ -33,7 +33,6 @@ export async function createResponse(svc: Services, ctx: RequestContext, req: Ga
   const r = parseResponsesRequest(body.value, body.text);
   const org = ctx.key!.organization_id;
   ctx.trace.requested_model = r.model;
-  ctx.trace.streamed = r.stream;
 
   // The conversation behind previous_response_id is prompt too (the upstream reads all of it, on either path),
   // so limits and `auto` must count it. Read once here, and handed to the path that would read it again.

@@ -1,8 +1,8 @@
 // The output side of a stream (chat completions and Responses): lines of one
 // upstream read are collected and written at once, with backpressure; status
 // and headers go out with the first write, so a failure before it is still a
-// JSON error. Keeps the trace's stream fields (ttfb_ms, stream_aborted,
-// disclosed_bytes) exact.
+// JSON error. Keeps the trace's stream fields (streamed, ttfb_ms,
+// stream_aborted, disclosed_bytes) exact.
 import type { PassHeaders } from '../domain.js';
 import { sseErrorEvent } from '../errors.js';
 import type { GatewayResponse, HeaderList } from '../http/types.js';
@@ -43,6 +43,8 @@ export class SseOut {
     if (this.res.started) return;
     this.res.beginStream(200, [...SSE_HEADERS, ['x-request-id', this.ctx.requestId], ...this.passHeaders]);
     this.ctx.trace.status_code = 200;
+    // Streamed is what the caller got, not what it asked for: a stream request answered with a JSON error is not one.
+    this.ctx.trace.streamed = true;
     this.ctx.trace.ttfb_ms = Math.round(this.ctx.elapsedMs() * 1000) / 1000;
     this.streams.add(this.ctx, () => this.shutDown());
   }
