@@ -252,6 +252,34 @@ describe('traces end to end', () => {
     assert.equal((await readTrace(bad.headers.get('x-request-id')!)).status_code, 404);
   });
 
+  test('a stream cut mid-way is archived: the request and the answer so far, marked partial with why', async () => {
+    mock.fault = 'drop-mid-stream';
+    const cut = await chat(acme, { stream: true, messages: [{ role: 'user', content: 'a b c d e f' }] });
+    await readSse(cut);
+    mock.fault = 'slow-chunks';
+    mock.slowMs = 100;
+    // The caller leaves once it has seen some of the answer.
+    const left = await chat(acme, { stream: true, messages: [{ role: 'user', content: 'g h i j k l' }] });
+    const reader = left.body!.getReader();
+    let seen = '';
+    while (!seen.includes('"content":"g')) seen += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    await new Promise((r) => setTimeout(r, 300));
+    mock.fault = 'none';
+    for (const [res, reason, sent] of [[cut, 'upstream_error', 'a b c d e f'], [left, 'client_closed', 'g h i j k l']] as const) {
+      const t = await readTrace(res.headers.get('x-request-id')!);
+      assert.equal(t.stream_aborted, true, reason);
+      assert.match(t.payload_url ?? '', /\/v1\/payloads\//, `${reason}: archived`);
+      const payload: any = await (await fetch(t.payload_url)).json();
+      assert.equal(payload.request.messages[0].content, sent);
+      assert.equal(payload.response.partial, true);
+      assert.equal(payload.response.error_code, reason);
+      assert.equal(payload.response.id, `chatcmpl_${t.request_id.slice(4)}`);
+      const text: string = payload.response.choices[0].message.content;
+      assert.ok(text.length > 0 && sent.startsWith(text.trimEnd()), `${reason}: the answer so far, "${text}"`);
+    }
+  });
+
   test('listing: newest first, limit and has_more, cursor, status and provider filters', async () => {
     for (let i = 0; i < 3; i++) await (await chat(beta, { model: 'mock-echo', messages: [{ role: 'user', content: `n${i}` }] })).text();
     const bad = await chat(beta, { model: 'nope', messages: [{ role: 'user', content: 'x' }] });

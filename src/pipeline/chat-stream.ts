@@ -2,7 +2,7 @@
 // go out with the first one, so a failure before it is still a JSON error.
 // Buffered moderation collects the whole output first and replays it; chunked
 // moderation releases only what its windows have cleared.
-import type { ChatChunk, ChatRequest, PlainHead, StreamEvent } from '../domain.js';
+import type { ChatChunk, ChatRequest, PlainHead, StreamEvent, Usage } from '../domain.js';
 import { GatewayError, sseErrorEvent } from '../errors.js';
 import type { GatewayResponse } from '../http/types.js';
 import type { Resolution } from '../routing/resolve-chat.js';
@@ -188,7 +188,29 @@ class ChatRelay implements BatchSink {
    */
   private chargeSoFar(err?: unknown): void {
     if (!this.res.started && !isBlock(err) && !this.acc.madeOutput) return;
-    recordUsage(this.ctx, this.route, this.acc.usage ?? estimateUsage(this.promptTokens, this.acc.outputChars));
+    const usage = this.acc.usage ?? estimateUsage(this.promptTokens, this.acc.outputChars);
+    recordUsage(this.ctx, this.route, usage);
+    if (this.storePayload) this.archiveCut(err, usage);
+  }
+
+  /**
+   * A stream that was charged is archived, cut or not: the request as sent and
+   * the completion its chunks added up to so far, marked `partial` with why it
+   * was cut (the trace's error code). Moderation's blocked text is not kept, as
+   * a blocked JSON answer is not archived at all: after a block the response
+   * holds no output, only how many bytes the caller had been shown.
+   */
+  private archiveCut(err: unknown, usage: Usage): void {
+    const { ctx, acc } = this;
+    const t = ctx.trace;
+    const blocked = isBlock(err) || t.error_code === 'content_blocked';
+    const reason = blocked ? 'content_blocked' : this.res.aborted ? 'client_closed' : t.error_code ?? (err instanceof GatewayError ? err.code : 'upstream_error');
+    const id = ctx.completionId;
+    const model = this.route.entry.id;
+    const response = blocked
+      ? { id, model, object: 'chat.completion', usage, partial: true, error_code: reason, disclosed_bytes: this.out.outputBytes }
+      : { ...acc.completion, id, model, usage, partial: true, error_code: reason };
+    t.payload = { request: JSON.parse(this.upstream.sent), response };
   }
 
   /** The upstream ended and every batch went out. */
