@@ -280,6 +280,22 @@ describe('traces end to end', () => {
     }
   });
 
+  test('a translated Responses stream cut mid-way is archived partial too', async () => {
+    mock.fault = 'drop-mid-stream';
+    const cut = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${acme}` }, body: JSON.stringify({ model: 'up-model', stream: true, input: 'm n o p q r' }),
+    });
+    await cut.text();
+    mock.fault = 'none';
+    const t = await readTrace(cut.headers.get('x-request-id')!);
+    assert.equal(t.stream_aborted, true);
+    assert.match(t.payload_url ?? '', /\/v1\/payloads\//, 'archived');
+    const payload: any = await (await fetch(t.payload_url)).json();
+    assert.equal(payload.request.messages.at(-1).content, 'm n o p q r');
+    assert.deepEqual([payload.response.partial, payload.response.error_code], [true, 'upstream_error']);
+    assert.ok(payload.response.output_text.startsWith('m n'), payload.response.output_text);
+  });
+
   test('listing: newest first, limit and has_more, cursor, status and provider filters', async () => {
     for (let i = 0; i < 3; i++) await (await chat(beta, { model: 'mock-echo', messages: [{ role: 'user', content: `n${i}` }] })).text();
     const bad = await chat(beta, { model: 'nope', messages: [{ role: 'user', content: 'x' }] });

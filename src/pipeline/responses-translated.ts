@@ -167,7 +167,26 @@ class TranslatedRelay implements BatchSink {
   /** As chat's (chat-stream.ts): a stream cut after it began is charged what the upstream made of it. */
   private chargeSoFar(err?: unknown): void {
     if (!this.res.started && !isBlock(err) && !this.acc.madeOutput) return;
-    recordUsage(this.ctx, this.p.route, completionUsage(this.promptTokens, this.acc.completion));
+    const usage = completionUsage(this.promptTokens, this.acc.completion);
+    recordUsage(this.ctx, this.p.route, usage);
+    if (archivesPayloads(this.svc, this.p.org)) this.archiveCut(err);
+  }
+
+  /**
+   * As chat's (chat-stream.ts): the request as sent and the response as far as
+   * it was written, with `output_text` so far, marked `partial` with why it was
+   * cut; after a block, no output.
+   */
+  private archiveCut(err: unknown): void {
+    const t = this.ctx.trace;
+    const blocked = isBlock(err) || t.error_code === 'content_blocked';
+    const reason = blocked ? 'content_blocked' : this.res.aborted ? 'client_closed' : t.error_code ?? (err instanceof GatewayError ? err.code : 'upstream_error');
+    const written = this.writer.response;
+    const response = blocked
+      ? { ...written, output: [], partial: true, error_code: reason, disclosed_bytes: this.out.outputBytes }
+      // An item's text is written into it only when the item closes: what streamed of an open one is the chat text so far.
+      : { ...written, output: [...written.output], output_text: this.acc.completion.choices[0]?.message?.content ?? '', partial: true, error_code: reason };
+    t.payload = { request: JSON.parse(this.sent), response };
   }
 
   /** The upstream ended and every chunk was relayed. */
