@@ -10,7 +10,7 @@ import { defaultDataDir, openDatabase, type Database } from './store/database.js
 import { readMigrations } from './store/migrate.js';
 import { announceRevocation } from './store/redis-revocations.js';
 import { gatewayThreads } from './threads/thread-count.js';
-import { startThreaded } from './threads/threaded-gateway.js';
+import { StartStopped, startThreaded } from './threads/threaded-gateway.js';
 import { applyGatewayFlags, semiSpaceFlag } from './threads/young-generation.js';
 
 const env = process.env;
@@ -85,11 +85,14 @@ program.command('serve')
     let stopping = false;
     // Assigned in this same tick, before any signal can be handled.
     let starting!: Promise<{ close(): Promise<void> }>;
+    // Gateway threads still starting are not waited for (threaded-gateway.ts): those serving drain, the rest end.
+    const startStop = new AbortController();
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
       log.info({ signal }, 'draining');
-      starting.then((app) => app.close())
+      startStop.abort();
+      starting.then((app) => app.close(), (err: unknown) => { if (!(err instanceof StartStopped)) throw err; })
         .then(() => { log.info('stopped'); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
@@ -98,6 +101,7 @@ program.command('serve')
       ? startThreaded({
         config, configPath: o.config ?? env.SLUICE_CONFIG, threads, databaseUrl: databaseUrl(), redisUrl: redisUrl(),
         dataDir: defaultDataDir(env), host: config.server.host, port: listenPort, http: front, logLevel: env.LOG_LEVEL ?? 'info', log,
+        stop: startStop.signal,
       })
       // With gateway threads, this thread runs only the trace writer and the orchestration:
       // the request path (and everything it imports) is loaded where it runs, not here too.
@@ -110,7 +114,8 @@ program.command('serve')
         http: front,
         logger: log,
       }));
-    await starting;
+    // A stop during the start is the stop handler's to finish; any other failure of the start fails the command.
+    await starting.catch((err: unknown) => { if (!(err instanceof StartStopped)) throw err; });
   });
 
 const keys = program.command('keys').description('manage API keys');

@@ -19,6 +19,8 @@ export interface GatewayPeer {
   onError(fn: (err: Error) => void): void;
   /** After its drain: a process is ended here; a thread ends with the process. */
   end(): void;
+  /** Ends a gateway still starting, at once: a stop that came during the start does not wait for it. */
+  abandon(): void;
 }
 
 export function spawnThread(start: ThreadStart, semiSpaceMb: number): GatewayPeer {
@@ -30,6 +32,7 @@ export function spawnThread(start: ThreadStart, semiSpaceMb: number): GatewayPee
     onExit: (fn) => w.once('exit', fn),
     onError: (fn) => w.once('error', fn),
     end() {},
+    abandon: () => { void w.terminate(); },
   };
 }
 
@@ -43,5 +46,6 @@ export function spawnProcess(start: ThreadStart, semiSpaceMb: number): GatewayPe
     onExit: (fn) => w.once('exit', fn),
     onError: (fn) => w.once('error', fn),
     end: () => { if (!w.isDead()) w.kill(); },
+    abandon: () => { if (!w.isDead()) w.kill(); },
   };
 }

@@ -24,6 +24,18 @@ export interface ThreadedOptions extends Omit<ThreadStart, 'index' | 'gateways' 
   /** Unset: an embedded Postgres under dataDir, opened here once for every thread. */
   databaseUrl: string | undefined;
   log: Logger;
+  /** Aborted by a stop (SIGTERM) that comes while gateways still start: see StartStopped. */
+  stop?: AbortSignal;
+}
+
+/**
+ * What the start rejects with when a stop came first: the gateways already
+ * serving have drained and the rest were ended unstarted. Waiting for every
+ * one to start first left SIGTERM unheeded for as long as that took, which
+ * with many threads on few cores was minutes, or for ever.
+ */
+export class StartStopped extends Error {
+  constructor() { super('stopped while starting'); }
 }
 
 export interface ThreadedGateway {
@@ -198,15 +210,22 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
   }
 
   let starting: Array<Promise<void>> = [];
+  const stopped = new Promise<never>((_, fail) => {
+    const stop = o.stop;
+    if (!stop) return;
+    if (stop.aborted) fail(new StartStopped());
+    else stop.addEventListener('abort', () => fail(new StartStopped()), { once: true });
+  });
+  stopped.catch(() => {});
   try {
     // Every thread binds the same port. uWebSockets.js does not share an ephemeral port, so
     // port 0 is resolved to a free port first (tests, benchmarks), which every thread then binds.
     const port = o.port === 0 ? await freePort(o.host) : o.port;
-    const first = await spawn(0, port);
+    const first = await Promise.race([spawn(0, port), stopped]);
     threads.push(first.worker);
     // Each joins `threads` as it is ready: it serves from then on, and a failed start drains it.
     starting = Array.from({ length: o.threads - 1 }, (_, i) => spawn(i + 1, first.port).then((r) => { threads.push(r.worker); }));
-    await Promise.all(starting);
+    await Promise.race([Promise.all(starting), stopped]);
     o.log.info({ port: first.port, http: first.http, threads: o.threads, processes: asProcesses, embeddedPostgres: db.embedded }, 'sluice listening');
     return {
       port: first.port,
@@ -225,7 +244,9 @@ export async function startThreaded(o: ThreadedOptions): Promise<ThreadedGateway
     // drains as at shutdown, so its requests end and their traces are kept. Ended at once, its
     // traces were lost and node aborted on the uWS handles it still held.
     closing = true;
-    // The others still starting finish first: one ready after the failure serves too, and is drained with them.
+    // After a failure the others still starting finish first: one ready after it serves too, and is
+    // drained with them. After a stop they are ended unstarted instead.
+    if (err instanceof StartStopped) for (const w of spawned) if (!threads.includes(w)) w.abandon();
     await Promise.allSettled(starting);
     await drainServing();
     for (const w of spawned) w.end();
